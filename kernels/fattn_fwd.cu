@@ -1,0 +1,581 @@
+/*
+ * fattn_fwd.cu - the tunable FlashAttention-2-style forward kernel.
+ *
+ * O = softmax(Q K^T * scale) V for fp16 Q, K, V, O laid out [B, H, S, D]
+ * contiguous, fp32 accumulation, online softmax (exp2 with a pre-scaled
+ * log2(e)), optional causal mask (CAUSAL=1), any B, H and S >= 1 (tails are
+ * zero-filled and masked), D = HEAD_DIM in {64, 128}.
+ *
+ * Grid (ceil(S / BLOCK_M), H, B): one block per BLOCK_M query rows of one head,
+ * so batch and heads run in parallel. Each warp owns BLOCK_M / NUM_WARPS query
+ * rows in 16-row strips. The block walks the key/value sequence in tiles of
+ * BLOCK_N rows; each tile is staged through shared memory as 2 * D / BLOCK_K
+ * chunks of BLOCK_N x BLOCK_K halves (first the K chunks, then the V chunks)
+ * in a ring of STAGES slots:
+ *   S   = Q K^T     mma.sync.m16n8k16, Q and K fragments through ldmatrix.x4
+ *   P   = softmax   in registers, quad shuffles, P kept as the A operand
+ *   O  += P V       V fragments through ldmatrix.x4.trans
+ * O is staged through the Q tile and written with coalesced stores.
+ *
+ * Tunables, all preprocessor macros (NVRTC -D options):
+ *   BLOCK_M {32,64,128}   query rows per block
+ *   BLOCK_N {32,64,128}   key/value rows per tile
+ *   BLOCK_K {16,32,64}    head-dimension chunk staged per pipeline step
+ *   NUM_WARPS {2,4,8}     warps per block
+ *   STAGES {1,2,3}        shared-memory slots in the K/V ring
+ *   UNROLL {1,2}          unroll of the key/value tile loop
+ *   CP_ASYNC {0,1}        cp.async copies vs loads through registers
+ *   SWIZZLE {0,1}         XOR-swizzled rows vs rows padded by PAD_BYTES
+ *   HALF2 {0,1}           16-byte global I/O and packed half2 conversions vs scalar
+ * Test-only overrides outside the default space: PAD_BYTES (row pad, default
+ * 16; the seeds' broken layout is 2) and COPY_COLMAJOR (1: the copy loops walk
+ * down the rows first, an uncoalesced mapping the coalescing gate rejects).
+ *
+ * The exported header of `fattn-tune export` defines FATTN_<NAME>; this file
+ * takes those when the plain names are not given, so
+ *   nvcc -include fattn_tuned.h kernels/fattn_fwd.cu
+ * builds the tuned kernel.
+ *
+ * Shared-memory layout (dynamic, extern): the Q/O tile of BLOCK_M rows of D
+ * halves, then STAGES slots of BLOCK_N rows of BLOCK_K halves. Its size is
+ * exported as the symbol fattn_smem_bytes, which fattn-tune reads from the
+ * cubin and checks against its own C model of the layout.
+ */
+#include <cuda_fp16.h>
+#include "fattn_tile.h"
+
+#if !defined(BLOCK_M) && defined(FATTN_BLOCK_M)
+#define BLOCK_M FATTN_BLOCK_M
+#endif
+#if !defined(BLOCK_N) && defined(FATTN_BLOCK_N)
+#define BLOCK_N FATTN_BLOCK_N
+#endif
+#if !defined(BLOCK_K) && defined(FATTN_BLOCK_K)
+#define BLOCK_K FATTN_BLOCK_K
+#endif
+#if !defined(NUM_WARPS) && defined(FATTN_NUM_WARPS)
+#define NUM_WARPS FATTN_NUM_WARPS
+#endif
+#if !defined(STAGES) && defined(FATTN_STAGES)
+#define STAGES FATTN_STAGES
+#endif
+#if !defined(UNROLL) && defined(FATTN_UNROLL)
+#define UNROLL FATTN_UNROLL
+#endif
+#if !defined(CP_ASYNC) && defined(FATTN_CP_ASYNC)
+#define CP_ASYNC FATTN_CP_ASYNC
+#endif
+#if !defined(SWIZZLE) && defined(FATTN_SWIZZLE)
+#define SWIZZLE FATTN_SWIZZLE
+#endif
+#if !defined(HALF2) && defined(FATTN_HALF2)
+#define HALF2 FATTN_HALF2
+#endif
+#if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
+#define HEAD_DIM FATTN_HEAD_DIM
+#endif
+#if !defined(CAUSAL) && defined(FATTN_CAUSAL)
+#define CAUSAL FATTN_CAUSAL
+#endif
+
+#ifndef BLOCK_M
+#define BLOCK_M 64
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 64
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 32
+#endif
+#ifndef NUM_WARPS
+#define NUM_WARPS 4
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef UNROLL
+#define UNROLL 1
+#endif
+#ifndef CP_ASYNC
+#define CP_ASYNC 1
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 1
+#endif
+#ifndef HALF2
+#define HALF2 1
+#endif
+#ifndef HEAD_DIM
+#define HEAD_DIM 64
+#endif
+#ifndef CAUSAL
+#define CAUSAL 0
+#endif
+#ifndef PAD_BYTES
+#define PAD_BYTES 16
+#endif
+#ifndef COPY_COLMAJOR
+#define COPY_COLMAJOR 0
+#endif
+
+#define FATTN_THREADS (NUM_WARPS * 32)
+#define FATTN_Q_CHUNKS (HEAD_DIM / 8)
+#define FATTN_KV_CHUNKS (BLOCK_K / 8)
+#define FATTN_Q_TILE_BYTES (BLOCK_M * (FATTN_Q_CHUNKS * 16 + (SWIZZLE ? 0 : PAD_BYTES)))
+#define FATTN_KV_SLOT_BYTES (BLOCK_N * (FATTN_KV_CHUNKS * 16 + (SWIZZLE ? 0 : PAD_BYTES)))
+#define FATTN_SMEM_BYTES (FATTN_Q_TILE_BYTES + STAGES * FATTN_KV_SLOT_BYTES)
+
+#define FATTN_PRAGMA_(x) _Pragma(#x)
+#define FATTN_UNROLL_BY(n) FATTN_PRAGMA_(unroll n)
+
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
+static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "each warp owns whole 16-row strips");
+static_assert(BLOCK_N % 16 == 0 && BLOCK_K % 16 == 0, "BLOCK_N and BLOCK_K are multiples of 16");
+static_assert(HEAD_DIM % BLOCK_K == 0, "BLOCK_K divides HEAD_DIM");
+static_assert(STAGES >= 1 && UNROLL >= 1, "STAGES and UNROLL are positive");
+
+/* Layout size and block size, read back from the cubin by fattn-tune. */
+extern "C" __device__ const unsigned int fattn_smem_bytes = FATTN_SMEM_BYTES;
+extern "C" __device__ const unsigned int fattn_threads = FATTN_THREADS;
+
+namespace {
+
+constexpr int kThreads = FATTN_THREADS;
+constexpr int kRowsPerWarp = BLOCK_M / NUM_WARPS;
+constexpr int kMTiles = kRowsPerWarp / 16;       /* 16-row strips per warp */
+constexpr int kSTiles = BLOCK_N / 8;             /* n8 tiles of S */
+constexpr int kOTiles = HEAD_DIM / 8;            /* n8 tiles of O */
+constexpr int kChunksPerTile = HEAD_DIM / BLOCK_K; /* K (and V) chunks per tile */
+constexpr int kLoadBytes = HALF2 ? 16 : (CP_ASYNC ? 4 : 2);
+constexpr int kStoreBytes = HALF2 ? 16 : 2;
+#define kNegInf (-__int_as_float(0x7f800000))
+
+__device__ __forceinline__ unsigned tile_off(int row, int byte_in_row, int chunks)
+{
+    return fattn_tile_offset((unsigned)row, (unsigned)byte_in_row, (unsigned)chunks, SWIZZLE, PAD_BYTES);
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi)
+{
+#if HALF2
+    __half2 h = __floats2half2_rn(lo, hi);
+#else
+    __half2 h = __halves2half2(__float2half_rn(lo), __float2half_rn(hi));
+#endif
+    return *reinterpret_cast<unsigned *>(&h);
+}
+
+#if CP_ASYNC
+__device__ __forceinline__ void cp_async(unsigned dst, const void *src, bool valid)
+{
+#if HALF2
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(valid ? 4 : 0));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
+}
+#endif
+
+/* One global<->shared copy of a ROWS x CHUNKS*16-byte tile, cut into units of
+ * VEC bytes; unit u of the tile goes to thread u % kThreads. */
+template <int ROWS, int CHUNKS, int VEC>
+struct Tile {
+    static constexpr int kUnitsPerRow = CHUNKS * 16 / VEC;
+    static constexpr int kUnits = ROWS * kUnitsPerRow;
+    static constexpr int kPerThread = (kUnits + kThreads - 1) / kThreads;
+
+    static __device__ __forceinline__ void unit(int u, int &row, int &byte)
+    {
+#if COPY_COLMAJOR
+        row = u % ROWS;
+        byte = (u / ROWS) * VEC;
+#else
+        row = u / kUnitsPerRow;
+        byte = (u % kUnitsPerRow) * VEC;
+#endif
+    }
+};
+
+template <bool C, class T, class F> struct Pick { using type = T; };
+template <class T, class F> struct Pick<false, T, F> { using type = F; };
+using VecT = typename Pick<HALF2 != 0, uint4, unsigned short>::type;
+
+/* Registers holding one thread's share of a tile on its way to shared memory. */
+template <int ROWS, int CHUNKS>
+struct Staged {
+    VecT v[Tile<ROWS, CHUNKS, kLoadBytes>::kPerThread];
+};
+
+/* Global rows [0, valid) of a tile whose rows are HEAD_DIM halves apart; rows
+ * past `valid` are zero. */
+template <int ROWS, int CHUNKS>
+__device__ __forceinline__ void load_regs(Staged<ROWS, CHUNKS> &st, const half *g, int valid)
+{
+    using T = Tile<ROWS, CHUNKS, kLoadBytes>;
+#pragma unroll
+    for (int i = 0; i < T::kPerThread; ++i) {
+        const int u = threadIdx.x + i * kThreads;
+        int row, byte;
+        T::unit(u, row, byte);
+        VecT x = VecT();
+        if ((T::kUnits % kThreads == 0 || u < T::kUnits) && row < valid)
+            x = *reinterpret_cast<const VecT *>(g + (size_t)row * HEAD_DIM + byte / 2);
+        st.v[i] = x;
+    }
+}
+
+template <int ROWS, int CHUNKS>
+__device__ __forceinline__ void store_regs(const Staged<ROWS, CHUNKS> &st, unsigned char *tile)
+{
+    using T = Tile<ROWS, CHUNKS, kLoadBytes>;
+#pragma unroll
+    for (int i = 0; i < T::kPerThread; ++i) {
+        const int u = threadIdx.x + i * kThreads;
+        int row, byte;
+        T::unit(u, row, byte);
+        if (T::kUnits % kThreads == 0 || u < T::kUnits)
+            *reinterpret_cast<VecT *>(tile + tile_off(row, byte, CHUNKS)) = st.v[i];
+    }
+}
+
+/* Start (CP_ASYNC) or complete a tile's copy into shared memory. */
+template <int ROWS, int CHUNKS>
+__device__ __forceinline__ void copy_tile(unsigned char *tile, const half *g, int valid)
+{
+#if CP_ASYNC
+    using T = Tile<ROWS, CHUNKS, kLoadBytes>;
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+#pragma unroll
+    for (int i = 0; i < T::kPerThread; ++i) {
+        const int u = threadIdx.x + i * kThreads;
+        int row, byte;
+        T::unit(u, row, byte);
+        if (T::kUnits % kThreads == 0 || u < T::kUnits) {
+            const bool ok = row < valid;
+            const half *src = g + (ok ? (size_t)row * HEAD_DIM + byte / 2 : 0);
+            cp_async(base + tile_off(row, byte, CHUNKS), src, ok);
+        }
+    }
+#else
+    Staged<ROWS, CHUNKS> st;
+    load_regs(st, g, valid);
+    store_regs(st, tile);
+#endif
+}
+
+/* Global source of pipeline chunk i: tile i / (2C), K chunks first, then V. */
+__device__ __forceinline__ const half *chunk_src(int i, const half *kh, const half *vh, int &valid, int seqlen)
+{
+    const int tile = i / (2 * kChunksPerTile);
+    const int part = i % (2 * kChunksPerTile);
+    valid = seqlen - tile * BLOCK_N;
+    return (part < kChunksPerTile ? kh : vh) + (size_t)tile * BLOCK_N * HEAD_DIM
+           + (part % kChunksPerTile) * BLOCK_K;
+}
+
+/* S += Q[:, c*BLOCK_K : (c+1)*BLOCK_K] K_c^T for this warp's rows. */
+__device__ __forceinline__ void qk_chunk(int c, float (&s)[kMTiles][kSTiles][4], unsigned q_tile,
+                                         unsigned slot, int warp, int lane)
+{
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+        unsigned a[kMTiles][4];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+            const int row = warp * kRowsPerWarp + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+            const int col = c * BLOCK_K + kk * 16 + (lane / 16) * 8;
+            ldmatrix_x4(a[mt], q_tile + tile_off(row, col * 2, FATTN_Q_CHUNKS));
+        }
+#pragma unroll
+        for (int np = 0; np < kSTiles / 2; ++np) {
+            unsigned b[4];
+            const int row = np * 16 + (lane / 16) * 8 + (lane % 8);
+            const int col = kk * 16 + ((lane / 8) % 2) * 8;
+            ldmatrix_x4(b, slot + tile_off(row, col * 2, FATTN_KV_CHUNKS));
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt) {
+                mma_16816(s[mt][2 * np], a[mt], b[0], b[1]);
+                mma_16816(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+            }
+        }
+    }
+}
+
+/* O[:, c*BLOCK_K : (c+1)*BLOCK_K] += P V_c for this warp's rows. */
+__device__ __forceinline__ void pv_chunk(int c, float (&o)[kMTiles][kOTiles][4],
+                                         const unsigned (&p)[kMTiles][BLOCK_N / 16][4],
+                                         unsigned slot, int lane)
+{
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+#pragma unroll
+        for (int dp = 0; dp < BLOCK_K / 16; ++dp) {
+            unsigned b[4];
+            const int row = kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8);
+            const int col = dp * 16 + (lane / 16) * 8;
+            ldmatrix_x4_trans(b, slot + tile_off(row, col * 2, FATTN_KV_CHUNKS));
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt) {
+                mma_16816(o[mt][c * (BLOCK_K / 8) + 2 * dp], p[mt][kk], b[0], b[1]);
+                mma_16816(o[mt][c * (BLOCK_K / 8) + 2 * dp + 1], p[mt][kk], b[2], b[3]);
+            }
+        }
+    }
+}
+
+} /* namespace */
+
+extern "C" __global__ void __launch_bounds__(FATTN_THREADS)
+fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__restrict__ v,
+          half *__restrict__ o, int batch, int heads, int seqlen, float scale)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    (void)batch;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int m_block = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    const int m0 = m_block * BLOCK_M;
+    const size_t head = ((size_t)blockIdx.z * heads + blockIdx.y) * (size_t)seqlen * HEAD_DIM;
+    const half *qh = q + head;
+    const half *kh = k + head;
+    const half *vh = v + head;
+    const float scale_log2 = scale * 1.4426950408889634f;
+
+    unsigned char *q_tile = smem;
+    unsigned char *ring = smem + FATTN_Q_TILE_BYTES;
+    const unsigned q_tile_s = (unsigned)__cvta_generic_to_shared(q_tile);
+    const unsigned ring_s = (unsigned)__cvta_generic_to_shared(ring);
+
+    const int n_end = CAUSAL ? min(seqlen, m0 + BLOCK_M) : seqlen;
+    const int n_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;
+    const int n_chunks = n_tiles * 2 * kChunksPerTile;
+
+    copy_tile<BLOCK_M, FATTN_Q_CHUNKS>(q_tile, qh + (size_t)m0 * HEAD_DIM, seqlen - m0);
+#if CP_ASYNC
+    cp_async_commit();
+#endif
+
+#if STAGES > 1
+#pragma unroll
+    for (int i = 0; i < STAGES - 1; ++i) {
+        if (i < n_chunks) {
+            int valid;
+            const half *src = chunk_src(i, kh, vh, valid, seqlen);
+            copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring + i * FATTN_KV_SLOT_BYTES, src, valid);
+        }
+#if CP_ASYNC
+        cp_async_commit();
+#endif
+    }
+#endif
+
+    float o_acc[kMTiles][kOTiles][4];
+    float row_m[kMTiles][2], row_l[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int t = 0; t < kOTiles; ++t)
+            o_acc[mt][t][0] = o_acc[mt][t][1] = o_acc[mt][t][2] = o_acc[mt][t][3] = 0.f;
+        row_m[mt][0] = row_m[mt][1] = kNegInf;
+        row_l[mt][0] = row_l[mt][1] = 0.f;
+    }
+    float s_acc[kMTiles][kSTiles][4];
+    unsigned p_frag[kMTiles][BLOCK_N / 16][4];
+
+    int chunk = 0;
+    int read_slot = 0;
+    int write_slot = STAGES - 1;
+
+    FATTN_UNROLL_BY(UNROLL)
+    for (int t = 0; t < n_tiles; ++t) {
+#pragma unroll
+        for (int part = 0; part < 2 * kChunksPerTile; ++part, ++chunk) {
+            /* Acquire chunk `chunk` in slot read_slot; start chunk + STAGES - 1. */
+#if STAGES == 1
+            __syncthreads();
+            {
+                int valid;
+                const half *src = chunk_src(chunk, kh, vh, valid, seqlen);
+                copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring, src, valid);
+            }
+#if CP_ASYNC
+            cp_async_commit();
+            cp_async_wait<0>();
+#endif
+            __syncthreads();
+#else
+            const int ahead = chunk + STAGES - 1;
+#if CP_ASYNC
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            if (ahead < n_chunks) {
+                int valid;
+                const half *src = chunk_src(ahead, kh, vh, valid, seqlen);
+                copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring + write_slot * FATTN_KV_SLOT_BYTES, src, valid);
+            }
+            cp_async_commit();
+#else
+            __syncthreads();
+            Staged<BLOCK_N, FATTN_KV_CHUNKS> staged;
+            if (ahead < n_chunks) {
+                int valid;
+                const half *src = chunk_src(ahead, kh, vh, valid, seqlen);
+                load_regs(staged, src, valid);
+            }
+#endif
+#endif
+            const unsigned slot = ring_s + read_slot * FATTN_KV_SLOT_BYTES;
+
+            if (part < kChunksPerTile) {
+                if (part == 0) {
+#pragma unroll
+                    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                        for (int n = 0; n < kSTiles; ++n)
+                            s_acc[mt][n][0] = s_acc[mt][n][1] = s_acc[mt][n][2] = s_acc[mt][n][3] = 0.f;
+                }
+                qk_chunk(part, s_acc, q_tile_s, slot, warp, lane);
+                if (part == kChunksPerTile - 1) {
+                    /* Online softmax of this tile's scores, in log2 units. */
+                    const int n0 = t * BLOCK_N;
+                    const bool need_mask = n0 + BLOCK_N > seqlen || (CAUSAL && n0 + BLOCK_N - 1 > m0);
+#pragma unroll
+                    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int row = m0 + warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
+                            float mx = kNegInf;
+#pragma unroll
+                            for (int n = 0; n < kSTiles; ++n) {
+#pragma unroll
+                                for (int e = 0; e < 2; ++e) {
+                                    float x = s_acc[mt][n][2 * h + e] * scale_log2;
+                                    if (need_mask) {
+                                        const int col = n0 + n * 8 + (lane % 4) * 2 + e;
+                                        if (col >= seqlen || (CAUSAL && col > row))
+                                            x = kNegInf;
+                                    }
+                                    s_acc[mt][n][2 * h + e] = x;
+                                    mx = fmaxf(mx, x);
+                                }
+                            }
+                            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                            const float m_new = fmaxf(row_m[mt][h], mx);
+                            const float m_use = m_new == kNegInf ? 0.f : m_new;
+                            const float alpha = exp2f(row_m[mt][h] - m_use);
+                            row_m[mt][h] = m_new;
+                            float sum = 0.f;
+#pragma unroll
+                            for (int n = 0; n < kSTiles; ++n) {
+#pragma unroll
+                                for (int e = 0; e < 2; ++e) {
+                                    const float pv = exp2f(s_acc[mt][n][2 * h + e] - m_use);
+                                    s_acc[mt][n][2 * h + e] = pv;
+                                    sum += pv;
+                                }
+                            }
+                            row_l[mt][h] = row_l[mt][h] * alpha + sum;
+#pragma unroll
+                            for (int d = 0; d < kOTiles; ++d) {
+                                o_acc[mt][d][2 * h] *= alpha;
+                                o_acc[mt][d][2 * h + 1] *= alpha;
+                            }
+                        }
+#pragma unroll
+                        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+                            p_frag[mt][kk][0] = pack_half2(s_acc[mt][2 * kk][0], s_acc[mt][2 * kk][1]);
+                            p_frag[mt][kk][1] = pack_half2(s_acc[mt][2 * kk][2], s_acc[mt][2 * kk][3]);
+                            p_frag[mt][kk][2] = pack_half2(s_acc[mt][2 * kk + 1][0], s_acc[mt][2 * kk + 1][1]);
+                            p_frag[mt][kk][3] = pack_half2(s_acc[mt][2 * kk + 1][2], s_acc[mt][2 * kk + 1][3]);
+                        }
+                    }
+                }
+            } else {
+                pv_chunk(part - kChunksPerTile, o_acc, p_frag, slot, lane);
+            }
+
+#if STAGES > 1 && !CP_ASYNC
+            if (ahead < n_chunks)
+                store_regs(staged, ring + write_slot * FATTN_KV_SLOT_BYTES);
+#endif
+            read_slot = read_slot + 1 == STAGES ? 0 : read_slot + 1;
+            write_slot = write_slot + 1 == STAGES ? 0 : write_slot + 1;
+        }
+    }
+
+#if CP_ASYNC
+    cp_async_wait<0>();
+#endif
+    /* Normalize and stage O through this warp's own rows of the Q tile. */
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float l = row_l[mt][h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int row = warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
+#pragma unroll
+            for (int d = 0; d < kOTiles; ++d) {
+                const int byte = (d * 8 + (lane % 4) * 2) * 2;
+                const float lo = o_acc[mt][d][2 * h] * inv;
+                const float hi = o_acc[mt][d][2 * h + 1] * inv;
+#if HALF2
+                *reinterpret_cast<unsigned *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS)) = pack_half2(lo, hi);
+#else
+                *reinterpret_cast<half *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS)) = __float2half_rn(lo);
+                *reinterpret_cast<half *>(q_tile + tile_off(row, byte + 2, FATTN_Q_CHUNKS)) = __float2half_rn(hi);
+#endif
+            }
+        }
+    }
+    __syncthreads();
+
+    using Out = Tile<BLOCK_M, FATTN_Q_CHUNKS, kStoreBytes>;
+    half *oh = o + head + (size_t)m0 * HEAD_DIM;
+    const int valid = seqlen - m0;
+#pragma unroll
+    for (int i = 0; i < Out::kPerThread; ++i) {
+        const int u = threadIdx.x + i * kThreads;
+        int row, byte;
+        Out::unit(u, row, byte);
+        if ((Out::kUnits % kThreads == 0 || u < Out::kUnits) && row < valid)
+            *reinterpret_cast<VecT *>(oh + (size_t)row * HEAD_DIM + byte / 2) =
+                *reinterpret_cast<const VecT *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS));
+    }
+}

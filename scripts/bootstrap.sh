@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bootstrap.sh - install what is missing (Debian packages), configure and
+# build fattn-tune in build/. Safe to run again: it only does what is needed.
+#
+#   scripts/bootstrap.sh [BUILD_DIR [MESON_OPTION...]]
+#
+# Needs the CUDA toolkit (NVRTC and its headers) under /usr/local/cuda, or
+# -Dcuda-root=/path passed as a MESON_OPTION. No GPU needed to build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+
+packages=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap.sh: installing ${missing[*]}" >&2
+    sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$@" >/dev/null
+fi
+ninja -C "$build" >/dev/null
+echo "bootstrap.sh: built $build/fattn-tune" >&2

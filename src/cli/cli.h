@@ -1,0 +1,155 @@
+/*
+ * cli.h - what the subcommands share: the command context, the options that
+ * pick a space, shape and target, and their validation.
+ *
+ * Every subcommand parses and validates all its arguments before it opens
+ * the database, so a mistake never leaves anything half-written.
+ */
+#ifndef FATTN_CLI_CLI_H
+#define FATTN_CLI_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "gates/gates.h"
+#include "gpu/cuda.h"
+#include "space/space.h"
+#include "target/arch.h"
+#include "target/shape.h"
+
+typedef struct cli_common {
+    const char *db_path;        /* --db, default results/fattn.db */
+    const char *kernel_dir;     /* --kernel-dir, default see util/paths.h */
+    int quiet;                  /* -q: no progress, no notes */
+    int argc;                   /* the whole command line, for the study record */
+    char **argv;
+} cli_common;
+
+/* Long-option ids (beyond single characters). */
+enum {
+    OPT_DB = 1000,
+    OPT_KERNEL_DIR,
+    OPT_SPACE,
+    OPT_SHAPE,
+    OPT_CAUSAL,
+    OPT_ARCH,
+    OPT_DEVICE,
+    OPT_FILTER,
+    OPT_SMEM_LIMIT,
+    OPT_MAX_BANK_WAYS,
+    OPT_MIN_COALESCING,
+    OPT_MEM_BUDGET,
+    OPT_MAX_SPILL_BYTES,
+    OPT_MIN_OCCUPANCY,
+    OPT_STRICT_OCCUPANCY,
+    OPT_FORMAT,
+    OPT_STUDY,
+    OPT_LIMIT,
+    OPT_STATUS,
+    OPT_REASON,
+    OPT_SQL,
+    OPT_EXPLAIN,
+    OPT_EXAMPLES,
+    OPT_LIST,
+    OPT_COUNT,
+    OPT_JOBS,
+    OPT_SAMPLE,
+    OPT_SEED,
+    OPT_NO_COMPILE,
+    OPT_OUTPUT,
+};
+
+#define CLI_COMMON_OPTIONS                                       \
+    {"db", required_argument, NULL, OPT_DB},                     \
+    {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},     \
+    {"quiet", no_argument, NULL, 'q'},                           \
+    {"help", no_argument, NULL, 'h'}
+
+#define CLI_TARGET_OPTIONS                                                   \
+    {"space", required_argument, NULL, OPT_SPACE},                           \
+    {"shape", required_argument, NULL, OPT_SHAPE},                           \
+    {"causal", no_argument, NULL, OPT_CAUSAL},                               \
+    {"arch", required_argument, NULL, OPT_ARCH},                             \
+    {"device", required_argument, NULL, OPT_DEVICE},                         \
+    {"filter", required_argument, NULL, OPT_FILTER},                         \
+    {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                 \
+    {"max-bank-ways", required_argument, NULL, OPT_MAX_BANK_WAYS},           \
+    {"min-coalescing", required_argument, NULL, OPT_MIN_COALESCING},         \
+    {"mem-budget", required_argument, NULL, OPT_MEM_BUDGET},                 \
+    {"max-spill-bytes", required_argument, NULL, OPT_MAX_SPILL_BYTES},       \
+    {"min-occupancy", required_argument, NULL, OPT_MIN_OCCUPANCY},           \
+    {"strict-occupancy", no_argument, NULL, OPT_STRICT_OCCUPANCY}
+
+/* Help text of the target options, for the subcommands' --help. */
+extern const char cli_target_help[];
+extern const char cli_common_help[];
+
+typedef struct cli_target {
+    const char *space_path;
+    fattn_space space;
+    int space_loaded;
+    const char *shape_text;
+    fattn_shape shape;
+    int causal;
+    const char *arch_name;
+    const fattn_arch *arch;
+    int device;
+    fattn_gpu_info gpu;
+    int have_gpu;
+    const char *smem_limit_text;
+    const char *filter_text;
+    fattn_filter filter;
+    fattn_gate_limits lim;
+} cli_target;
+
+void cli_target_init(cli_target *t);
+void cli_target_release(cli_target *t);
+
+/* Handles a target option: returns 1 when `opt` is one, 0 when not, or a
+ * negative error code for a bad value. */
+int cli_target_option(cli_target *t, int opt, const char *arg);
+
+enum { CLI_NEED_SHAPE = 1, CLI_NEED_ARCH = 2, CLI_NEED_SPACE = 4 };
+
+/* Validates and completes the target: loads the space, checks the shape,
+ * resolves the arch (from the GPU when --arch is absent) and the shared
+ * memory limit. */
+int cli_target_finish(cli_target *t, int needs, const char *cmd);
+
+/* Handles a common option: 1 handled, 0 not one. */
+int cli_common_option(cli_common *c, int opt, const char *arg);
+
+/* Parses one subcommand's options with getopt_long (optstring ":qh" plus
+ * `extra`), calling handle() for options that are neither common nor
+ * target options. Returns 0, a negative error, or 1 when --help was given
+ * (help already printed). On success *first_arg is the index of the first
+ * operand. */
+typedef int (*cli_handler)(void *ctx, int opt, const char *arg);
+int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
+              cli_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg);
+
+/* Reports a usage error about an unexpected operand. */
+int cli_extra_operand(const char *cmd, const char *arg);
+
+/* Parses an integer option value in [min, max]; reports a usage error. */
+int cli_long(const char *option, const char *arg, long min, long max, long *out);
+
+/* The whole command line as one string (caller frees). */
+char *cli_command_line(const cli_common *c);
+
+/* Prints configurations of `space` as rows (index, key, the nine tunables):
+ * those matching `filter` (NULL: all) and, when `keep` is non-NULL, only
+ * those with keep[index] set. */
+void cli_print_configs(const fattn_space *space, const fattn_filter *filter, const unsigned char *keep, int format);
+
+/* Subcommands. */
+int cmd_space(int argc, char **argv, cli_common *c);
+int cmd_gates(int argc, char **argv, cli_common *c);
+int cmd_compile(int argc, char **argv, cli_common *c);
+int cmd_query(int argc, char **argv, cli_common *c);
+int cmd_export(int argc, char **argv, cli_common *c);
+int cmd_search(int argc, char **argv, cli_common *c);
+int cmd_confirm(int argc, char **argv, cli_common *c);
+int cmd_bench(int argc, char **argv, cli_common *c);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * cmd_compile.c - fattn-tune compile: every configuration of a space through
+ * the static gates, every survivor through NVRTC (compile cache first, a
+ * thread pool for the rest) and the post-compile gates, each result a trial
+ * of a new study committed on its own. No GPU needed.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "compile/batch.h"
+#include "compile/pool.h"
+#include "export/table.h"
+#include "gates/layout.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+
+static const char help_head[] =
+    "usage: fattn-tune compile --shape B,H,S,D [--arch ARCH] [options]\n"
+    "\n"
+    "Runs the static gates over the space, compiles every survivor for the arch with NVRTC\n"
+    "(cubin, registers, spills, stack frame, shared memory), checks the compiled shared memory\n"
+    "against the layout model, applies the post-compile gates (spills, low_occupancy), and\n"
+    "records every configuration as a trial of a new study in the database. Compiled cubins go\n"
+    "to the compile cache: a second run of the same space compiles nothing. No GPU needed.\n"
+    "\n"
+    "  --jobs N             compile threads (default: the number of processors)\n"
+    "  --sample N           compile a fixed sample of N survivors (seeded) instead of all\n"
+    "  --seed S             seed of --sample (default 1)\n";
+
+typedef struct compile_opts {
+    long jobs, sample, seed;
+    int has_sample;
+} compile_opts;
+
+static int handle(void *ctx, int opt, const char *arg)
+{
+    compile_opts *o = ctx;
+    switch (opt) {
+    case OPT_JOBS:
+        return cli_long("--jobs", arg, 1, 256, &o->jobs);
+    case OPT_SAMPLE:
+        o->has_sample = 1;
+        return cli_long("--sample", arg, 1, 1000000, &o->sample);
+    case OPT_SEED:
+        return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
+    }
+    return FATTN_EUSAGE;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct run_state {
+    fattn_store *store;
+    long long study;
+    long long seq;
+    const cli_target *t;
+    int progress;               /* print a progress line */
+    double t0, last_print;
+    int total, done, rejected_after, env_errors, mismatches, compiled_ok;
+    int by_reason[FATTN_R_COUNT];
+    char first_env_error[320];
+} run_state;
+
+static int store_trial(run_state *s, const fattn_trial_rec *r)
+{
+    if (fattn_store_begin(s->store))
+        return FATTN_EFAIL;
+    if (fattn_store_trial_add(s->store, r, NULL)) {
+        fattn_store_rollback(s->store);
+        return FATTN_EFAIL;
+    }
+    return fattn_store_commit(s->store);
+}
+
+static void progress(run_state *s, int force)
+{
+    double now = fattn_now_ms();
+    if (!s->progress || (!force && now - s->last_print < 200))
+        return;
+    s->last_print = now;
+    double rate = s->done / ((now - s->t0) / 1000.0 + 1e-9);
+    double eta = rate > 0 ? (s->total - s->done) / rate : 0;
+    fprintf(stderr, "\r  compiled %d/%d  rejected after compile %d  errors %d  %.1f/s  ETA %dm%02ds   ", s->done,
+            s->total, s->rejected_after, s->env_errors, rate, (int)eta / 60, (int)eta % 60);
+    fflush(stderr);
+}
+
+static int on_compiled(void *arg, fattn_compile_item *it)
+{
+    run_state *s = arg;
+    fattn_layout l;
+    fattn_layout_init(&l, &it->cfg, s->t->shape.head_dim);
+    fattn_trial_rec r = {
+        .study_id = s->study,
+        .seq = s->seq++,
+        .cfg = &it->cfg,
+        .cache_key = it->cache_key,
+        .cache_hit = it->cache_hit,
+        .compile_ms = it->env_error ? -1 : it->cache_hit ? 0 : it->entry.compile_ms,
+        .smem_model = l.total_bytes,
+    };
+    if (it->env_error) {
+        r.status = "error";
+        r.detail = it->env_msg;
+        r.cache_key = NULL;
+        if (!s->env_errors++)
+            snprintf(s->first_env_error, sizeof s->first_env_error, "%s", it->env_msg);
+    } else {
+        r.status = it->reason ? "rejected" : "compiled";
+        r.reason = it->reason ? fattn_reason(it->reason)->code : NULL;
+        r.detail = it->verdict.detail;
+        r.res = it->entry.ok ? &it->entry.res : NULL;
+        r.has_occupancy = it->has_occ;
+        r.occupancy = it->occ.occupancy;
+        r.blocks_per_sm = it->occ.blocks_per_sm;
+        r.occupancy_limiter = it->occ.limiter;
+        s->by_reason[it->reason]++;
+        if (it->reason)
+            ++s->rejected_after;
+        if (it->entry.ok) {
+            ++s->compiled_ok;
+            if (it->reason == FATTN_R_SMEM_MISMATCH)
+                ++s->mismatches;
+        }
+    }
+    ++s->done;
+    int rc = store_trial(s, &r);
+    fattn_compile_item_release(it);
+    progress(s, 0);
+    return rc;
+}
+
+/* Indices of a seeded sample of n of the survivors, in their stable order. */
+static int sample_survivors(int *surv, int count, long n, long seed)
+{
+    if (n >= count)
+        return count;
+    fattn_rng rng;
+    fattn_rng_seed(&rng, (uint64_t)seed);
+    for (int i = count - 1; i > 0; --i) {
+        int j = (int)fattn_rng_below(&rng, (uint64_t)i + 1);
+        int tmp = surv[i];
+        surv[i] = surv[j];
+        surv[j] = tmp;
+    }
+    /* stable order of the chosen ones */
+    for (int i = 1; i < n; ++i)
+        for (int k = i; k > 0 && surv[k - 1] > surv[k]; --k) {
+            int tmp = surv[k];
+            surv[k] = surv[k - 1];
+            surv[k - 1] = tmp;
+        }
+    return (int)n;
+}
+
+static void summary(const run_state *s, const fattn_batch_stats *bs, int static_counts[FATTN_R_COUNT], size_t considered,
+                    int survivors, double seconds)
+{
+    char shape[96];
+    fattn_shape_format(&s->t->shape, shape, sizeof shape);
+    printf("study %lld: compile of %s for %s on %s\n", s->study, s->t->space.label, shape, s->t->arch->name);
+    printf("%zu configurations: %zu rejected by the static gates, %d survive", considered,
+           considered - (size_t)survivors, survivors);
+    if (bs->total < survivors)
+        printf(", a sample of %d compiled", bs->total);
+    printf("\ncompiled %d (%d by NVRTC, %d from the cache) in %.1f s\n", bs->finished - bs->env_errors, bs->compiled,
+           bs->cache_hits, seconds);
+    const char *names[] = {"status", "reason", "count"};
+    const unsigned char numeric[] = {0, 0, 1};
+    fattn_rows rows;
+    fattn_rows_init(&rows, 3, names);
+    for (int r = 1; r < FATTN_R_COUNT; ++r) {
+        int n = static_counts[r] + s->by_reason[r];
+        if (!n)
+            continue;
+        char count[32];
+        snprintf(count, sizeof count, "%d", n);
+        const char *cells[] = {"rejected", fattn_reason(r)->code, count};
+        fattn_rows_add(&rows, cells, numeric);
+    }
+    char ok[32], err[32];
+    snprintf(ok, sizeof ok, "%d", s->by_reason[FATTN_R_NONE]);
+    const char *cells[] = {"compiled", "", ok};
+    fattn_rows_add(&rows, cells, numeric);
+    if (s->env_errors) {
+        snprintf(err, sizeof err, "%d", s->env_errors);
+        const char *ecells[] = {"error", "", err};
+        fattn_rows_add(&rows, ecells, numeric);
+    }
+    printf("\n");
+    fattn_rows_print(stdout, &rows, FATTN_FMT_TABLE, 0);
+    fattn_rows_release(&rows);
+    if (s->compiled_ok)
+        printf("\nlayout check: compiled shared memory %s the layout model for %d of %d compiled configurations\n",
+               s->mismatches ? "differs from" : "equals", s->mismatches ? s->mismatches : s->compiled_ok,
+               s->compiled_ok);
+    printf("survivors ready for the GPU: %d (fattn-tune query trials --study %lld --status compiled)\n",
+           s->by_reason[FATTN_R_NONE], s->study);
+}
+
+int cmd_compile(int argc, char **argv, cli_common *c)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        CLI_TARGET_OPTIONS,
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {"sample", required_argument, NULL, OPT_SAMPLE},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {NULL, 0, NULL, 0},
+    };
+    compile_opts o = {.jobs = fattn_cpu_count(), .seed = 1};
+    cli_target t;
+    fattn_kernel_src src = {0};
+    char *include = NULL, *cmdline = NULL, limits[512];
+    fattn_store *store = NULL;
+    fattn_compile_item *items = NULL;
+    int *surv = NULL, nsurv = 0, first, rc, have_src = 0;
+    int static_counts[FATTN_R_COUNT] = {0};
+    char help[4096];
+    struct sigaction sa, old_int, old_term, old_hup;
+
+    snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
+    cli_target_init(&t);
+    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first);
+    if (rc)
+        goto out;
+    if (first < argc) {
+        rc = cli_extra_operand(argv[0], argv[first]);
+        goto out;
+    }
+    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE, "compile")))
+        goto out;
+    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_cuda_include(&include)))
+        goto out;
+
+    /* Static gates: decided before anything is written. */
+    size_t n = t.space.count, considered = 0;
+    fattn_verdict *verdicts = fattn_xcalloc(n ? n : 1, sizeof *verdicts);
+    surv = fattn_xcalloc(n ? n : 1, sizeof *surv);
+    for (size_t i = 0; i < n; ++i) {
+        fattn_config cfg;
+        fattn_space_config(&t.space, i, &cfg);
+        if (t.filter_text && !fattn_filter_match(&t.filter, &cfg)) {
+            verdicts[i].reason = -1;
+            continue;
+        }
+        ++considered;
+        fattn_gate_input in = {&cfg, &t.shape, t.arch, &t.lim};
+        int r = fattn_gates_static(&in, &verdicts[i], NULL);
+        verdicts[i].reason = r;
+        if (r == FATTN_R_NONE)
+            surv[nsurv++] = (int)i;
+    }
+    int survivors = nsurv;
+    if (o.has_sample)
+        nsurv = sample_survivors(surv, nsurv, o.sample, o.seed);
+
+    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store))) {
+        free(verdicts);
+        goto out;
+    }
+    cmdline = cli_command_line(c);
+    fattn_gate_limits_json(&t.lim, limits, sizeof limits);
+    char strategy[64];
+    if (o.has_sample)
+        snprintf(strategy, sizeof strategy, "sample of %ld survivors", o.sample);
+    else
+        snprintf(strategy, sizeof strategy, "all survivors");
+    fattn_study_rec sr = {
+        .command = "compile", .strategy = strategy, .seed = o.seed, .has_seed = o.has_sample, .shape = t.shape,
+        .arch = t.arch->name, .nvrtc_version = fattn_nvrtc_version(), .space_path = t.space.label,
+        .space_hash = t.space.hash, .space_json = t.space.json, .kernel_hash = src.hash, .limits_json = limits,
+        .argv = cmdline,
+    };
+    run_state s = {.store = store, .t = &t, .progress = !c->quiet && isatty(2), .t0 = fattn_now_ms()};
+    if ((rc = fattn_store_study_begin(store, &sr, &s.study))) {
+        free(verdicts);
+        goto out;
+    }
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+
+    for (size_t i = 0; i < n && !rc && !interrupted; ++i) {
+        if (verdicts[i].reason <= 0)
+            continue;
+        fattn_config cfg;
+        fattn_space_config(&t.space, i, &cfg);
+        fattn_trial_rec r = {.study_id = s.study, .seq = s.seq++, .cfg = &cfg, .status = "rejected",
+                             .reason = fattn_reason(verdicts[i].reason)->code, .detail = verdicts[i].detail,
+                             .compile_ms = -1};
+        ++static_counts[verdicts[i].reason];
+        rc = store_trial(&s, &r);
+    }
+    free(verdicts);
+
+    fattn_batch_stats bs = {0};
+    if (!rc && !interrupted) {
+        items = fattn_xcalloc((size_t)(nsurv ? nsurv : 1), sizeof *items);
+        for (int i = 0; i < nsurv; ++i)
+            fattn_space_config(&t.space, (size_t)surv[i], &items[i].cfg);
+        s.total = nsurv;
+        fattn_compile_ctx ctx = {.src = &src, .cuda_include = include, .arch = t.arch, .shape = &t.shape,
+                                 .lim = &t.lim, .store = store, .jobs = (int)o.jobs, .interrupted = &interrupted,
+                                 .done = on_compiled, .done_arg = &s};
+        rc = fattn_compile_batch(&ctx, items, nsurv, &bs);
+        progress(&s, 1);
+        if (s.progress)
+            fputc('\n', stderr);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+
+    const char *status = rc ? "failed" : interrupted ? "interrupted" : "done";
+    if (fattn_store_study_end(store, s.study, status) && !rc)
+        rc = FATTN_EFAIL;
+    if (rc)
+        goto out;
+    summary(&s, &bs, static_counts, considered, survivors, (fattn_now_ms() - s.t0) / 1000.0);
+    if (interrupted) {
+        rc = fattn_error(FATTN_EFAIL, "interrupted after %d of %d compiles; study %lld keeps every trial recorded, "
+                         "the compile cache every cubin: run the same command again to finish", s.done, nsurv,
+                         s.study);
+    } else if (s.env_errors) {
+        rc = fattn_error(FATTN_EFAIL, "%d configuration%s could not be compiled or read (first: %s)", s.env_errors,
+                         s.env_errors == 1 ? "" : "s", s.first_env_error);
+    } else if (s.mismatches) {
+        rc = fattn_error(FATTN_EFAIL, "%d compiled configuration%s differ from the layout model (a fattn-tune bug): "
+                         "fattn-tune query trials --study %lld --reason smem_mismatch", s.mismatches,
+                         s.mismatches == 1 ? "" : "s", s.study);
+    }
+out:
+    for (int i = 0; items && i < nsurv; ++i)
+        fattn_compile_item_release(&items[i]);
+    free(items);
+    free(surv);
+    free(cmdline);
+    free(include);
+    if (have_src)
+        fattn_kernel_src_release(&src);
+    fattn_store_close(&store);
+    cli_target_release(&t);
+    return rc > 0 ? FATTN_OK : rc;
+}

@@ -1,0 +1,279 @@
+/*
+ * cmd_query.c - fattn-tune query: read the database, never write it.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "export/export.h"
+#include "export/table.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/misc.h"
+
+static const char help[] =
+    "usage: fattn-tune query [studies]                   every study\n"
+    "       fattn-tune query trials [--study N] [--status S] [--reason R] [--limit N]\n"
+    "       fattn-tune query top [--study N] [--limit N]   fastest timed trials\n"
+    "       fattn-tune query rejections [--study N]        counts by reason, with the fix\n"
+    "       fattn-tune query trial ID                      one trial in full, compile log included\n"
+    "       fattn-tune query cache [--limit N]             the compile cache\n"
+    "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
+    "\n"
+    "Opens the database read-only. --study defaults to the latest study.\n"
+    "\n"
+    "  --study N            study id (see 'query studies')\n"
+    "  --status S           trials with this status: rejected, compiled, error, ok\n"
+    "  --reason R           trials rejected for this reason (a gate code such as spills)\n"
+    "  --limit N            at most N rows (default 50 for trials, 10 for top, 0 = all)\n"
+    "  --format FMT         table (default), csv or json\n"
+    "  --db PATH            results database (default results/fattn.db)\n"
+    "  -h, --help           this help\n";
+
+typedef struct query_opts {
+    long long study;
+    const char *status, *reason, *sql;
+    long limit;
+    int has_limit, format;
+} query_opts;
+
+static int handle(void *ctx, int opt, const char *arg)
+{
+    query_opts *o = ctx;
+    long v;
+    switch (opt) {
+    case OPT_STUDY:
+        if (cli_long("--study", arg, 1, 2147483647L, &v))
+            return FATTN_EUSAGE;
+        o->study = v;
+        return FATTN_OK;
+    case OPT_STATUS:
+        if (strcmp(arg, "rejected") && strcmp(arg, "compiled") && strcmp(arg, "error") && strcmp(arg, "ok")
+            && strcmp(arg, "runtime_fault") && strcmp(arg, "timeout"))
+            return fattn_error(FATTN_EUSAGE, "--status '%s': expected rejected, compiled, error or ok", arg);
+        o->status = arg;
+        return FATTN_OK;
+    case OPT_REASON:
+        if (!fattn_reason_find(arg))
+            return fattn_error(FATTN_EUSAGE, "--reason '%s': unknown gate; expected a code such as tiling, "
+                               "smem_overflow, bank_conflicts, spills or low_occupancy", arg);
+        o->reason = arg;
+        return FATTN_OK;
+    case OPT_LIMIT:
+        o->has_limit = 1;
+        return cli_long("--limit", arg, 0, 100000000, &o->limit);
+    case OPT_SQL:
+        o->sql = arg;
+        return FATTN_OK;
+    case OPT_FORMAT:
+        return fattn_format_parse(arg, "--format", &o->format);
+    }
+    return FATTN_EUSAGE;
+}
+
+static void reason_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const unsigned char *code = argc == 1 ? sqlite3_value_text(argv[0]) : NULL;
+    int r = code ? fattn_reason_find((const char *)code) : 0;
+    const fattn_reason_info *info = fattn_reason(r);
+    int fix = *(const int *)sqlite3_user_data(ctx);
+    if (info)
+        sqlite3_result_text(ctx, fix ? info->fix : info->what, -1, SQLITE_STATIC);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static int print_stmt(fattn_store *s, sqlite3_stmt *st, int format, int record, const char *empty)
+{
+    fattn_rows rows;
+    int r = fattn_rows_from_stmt(&rows, st);
+    int rc = FATTN_OK;
+    if (r) {
+        rc = fattn_store_fail(s, "query failed");
+    } else if (record) {
+        if (rows.nrows)
+            fattn_rows_print_record(stdout, &rows, 0, format);
+    } else {
+        if (!rows.nrows && empty && format == FATTN_FMT_TABLE)
+            fprintf(stderr, "%s\n", empty);
+        fattn_rows_print(stdout, &rows, format, format == FATTN_FMT_TABLE ? 100 : 0);
+    }
+    fattn_rows_release(&rows);
+    return rc;
+}
+
+static int run_sql(fattn_store *s, const char *sql, int format)
+{
+    sqlite3_stmt *st;
+    const char *tail;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, &tail) != SQLITE_OK)
+        return fattn_error(FATTN_EUSAGE, "--sql: %s; expected one read-only statement (tables in docs/schema.md)",
+                           sqlite3_errmsg(fattn_store_db(s)));
+    while (tail && isspace((unsigned char)*tail))
+        ++tail;
+    if (tail && *tail == ';')
+        for (++tail; isspace((unsigned char)*tail); ++tail)
+            ;
+    if (!st || (tail && *tail)) {
+        sqlite3_finalize(st);
+        return fattn_error(FATTN_EUSAGE, "--sql: expected exactly one statement");
+    }
+    if (!sqlite3_stmt_readonly(st)) {
+        sqlite3_finalize(st);
+        return fattn_error(FATTN_EUSAGE, "--sql: the statement would change the database; query opens it read-only "
+                           "(SELECT and read-only PRAGMAs only)");
+    }
+    int rc = print_stmt(s, st, format, 0, NULL);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int cmd_query(int argc, char **argv, cli_common *c)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        {"study", required_argument, NULL, OPT_STUDY},
+        {"status", required_argument, NULL, OPT_STATUS},
+        {"reason", required_argument, NULL, OPT_REASON},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"sql", required_argument, NULL, OPT_SQL},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {NULL, 0, NULL, 0},
+    };
+    static const int what = 0, fix = 1;
+    query_opts o = {.format = FATTN_FMT_TABLE};
+    fattn_store *s = NULL;
+    sqlite3_stmt *st = NULL;
+    int first, rc;
+    long trial_id = 0;
+
+    rc = cli_parse(argc, argv, opts, "", c, NULL, handle, &o, help, &first);
+    if (rc)
+        return rc > 0 ? FATTN_OK : rc;
+    if (o.sql && first < argc)
+        return fattn_error(FATTN_EUSAGE, "query: --sql takes no subcommand ('%s' given)", argv[first]);
+    const char *sub = first < argc ? argv[first++] : "studies";
+    if (strcmp(sub, "trial") == 0) {
+        if (first >= argc)
+            return fattn_error(FATTN_EUSAGE, "query trial: expected a trial id, e.g. fattn-tune query trial 12");
+        if (cli_long("query trial", argv[first++], 1, 2147483647L, &trial_id))
+            return FATTN_EUSAGE;
+    } else if (strcmp(sub, "studies") && strcmp(sub, "trials") && strcmp(sub, "top") && strcmp(sub, "rejections")
+               && strcmp(sub, "cache")) {
+        return fattn_error(FATTN_EUSAGE, "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
+                           "trial ID or cache", sub);
+    }
+    if (first < argc)
+        return cli_extra_operand("query", argv[first]);
+
+    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+        return rc;
+    sqlite3 *db = fattn_store_db(s);
+    sqlite3_create_function(db, "fattn_what", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&what, reason_text, NULL,
+                            NULL);
+    sqlite3_create_function(db, "fattn_fix", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&fix, reason_text, NULL,
+                            NULL);
+    if (o.sql) {
+        rc = run_sql(s, o.sql, o.format);
+        goto out;
+    }
+    long long study = 0;
+    if (!strcmp(sub, "trials") || !strcmp(sub, "top") || !strcmp(sub, "rejections")) {
+        if (o.study) {
+            if ((rc = fattn_study_exists(s, o.study)))
+                goto out;
+            study = o.study;
+        } else if (!(study = fattn_latest_study(s))) {
+            rc = FATTN_EFAIL;
+            goto out;
+        }
+    }
+    char empty[256] = "";
+    const char *sql;
+    long limit = o.has_limit ? o.limit : 50;
+    int record = 0;
+    if (!strcmp(sub, "studies")) {
+        sql = "SELECT s.id, s.created_at, s.status, s.command, s.strategy, "
+              "s.batch || ',' || s.heads || ',' || s.seqlen || ',' || s.head_dim AS shape, "
+              "CASE s.causal WHEN 1 THEN 'yes' ELSE 'no' END AS causal, s.arch, coalesce(s.device, '-') AS device, "
+              "(SELECT count(*) FROM trials t WHERE t.study_id = s.id) AS trials, "
+              "(SELECT count(*) FROM trials t WHERE t.study_id = s.id AND t.status = 'compiled') AS compiled, "
+              "(SELECT count(*) FROM trials t WHERE t.study_id = s.id AND t.status = 'ok') AS timed, "
+              "(SELECT min(t.median_us) FROM trials t WHERE t.study_id = s.id AND t.status = 'ok') AS best_us "
+              "FROM studies s ORDER BY s.id";
+        limit = 0;
+        snprintf(empty, sizeof empty, "no studies yet");
+    } else if (!strcmp(sub, "trials")) {
+        sql = "SELECT id, seq, config_key, status, reason, registers, spill_stores + spill_loads AS spill_bytes, "
+              "smem_dynamic AS smem, round(occupancy, 3) AS occupancy, round(compile_ms, 1) AS compile_ms, "
+              "cache_hit, median_us, tflops, detail FROM trials WHERE study_id = ?1 "
+              "AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR reason = ?3) ORDER BY seq LIMIT ?4";
+        snprintf(empty, sizeof empty, "no matching trials in study %lld", study);
+    } else if (!strcmp(sub, "top")) {
+        sql = "SELECT id, config_key, median_us, p10_us, p90_us, tflops, gbps, registers, "
+              "round(occupancy, 3) AS occupancy FROM trials WHERE study_id = ?1 AND status = 'ok' "
+              "AND median_us IS NOT NULL ORDER BY median_us, id LIMIT ?4";
+        limit = o.has_limit ? o.limit : 10;
+        snprintf(empty, sizeof empty, "study %lld has no timed trials yet: trials are timed by fattn-tune search on "
+                 "a GPU", study);
+    } else if (!strcmp(sub, "rejections")) {
+        sql = "SELECT reason, count(*) AS count, min(config_key) AS example, fattn_what(reason) AS what, "
+              "fattn_fix(reason) AS fix FROM trials WHERE study_id = ?1 AND status = 'rejected' "
+              "GROUP BY reason ORDER BY count(*) DESC, reason";
+        limit = 0;
+        snprintf(empty, sizeof empty, "study %lld has no rejected trials", study);
+    } else if (!strcmp(sub, "cache")) {
+        sql = "SELECT key, arch, ok, registers, spill_stores + spill_loads AS spill_bytes, smem_dynamic AS smem, "
+              "round(compile_ms, 1) AS compile_ms, length(cubin) AS cubin_bytes, created_at, options "
+              "FROM compile_cache ORDER BY created_at, key LIMIT ?4";
+        snprintf(empty, sizeof empty, "the compile cache is empty");
+    } else {
+        sql = "SELECT t.id, t.study_id, t.seq, t.config_key, t.status, t.reason, t.detail, t.created_at, "
+              "t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, t.swizzle, t.half2, "
+              "t.pad_bytes, t.copy_colmajor, "
+              "s.batch || ',' || s.heads || ',' || s.seqlen || ',' || s.head_dim AS shape, s.causal, s.arch, "
+              "s.device, t.registers, t.spill_stores, t.spill_loads, t.stack_frame, t.smem_static, t.smem_dynamic, "
+              "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "
+              "t.cache_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.max_abs_err, t.norm_err, t.n_bad, "
+              "t.numerics_seed, fattn_fix(t.reason) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
+              "FROM trials t JOIN studies s ON s.id = t.study_id LEFT JOIN compile_cache c ON c.key = t.cache_key "
+              "WHERE t.id = ?5";
+        record = 1;
+    }
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = fattn_store_fail(s, "cannot prepare the query");
+        goto out;
+    }
+    int np = sqlite3_bind_parameter_count(st);
+    if (np >= 1)
+        sqlite3_bind_int64(st, 1, study);
+    if (np >= 2) {
+        if (o.status)
+            sqlite3_bind_text(st, 2, o.status, -1, SQLITE_STATIC);
+        if (o.reason)
+            sqlite3_bind_text(st, 3, o.reason, -1, SQLITE_STATIC);
+    }
+    if (np >= 4)
+        sqlite3_bind_int64(st, 4, limit ? limit : -1);
+    if (np >= 5)
+        sqlite3_bind_int64(st, 5, trial_id);
+    if (record) {
+        fattn_rows rows;
+        if (fattn_rows_from_stmt(&rows, st)) {
+            rc = fattn_store_fail(s, "query failed");
+        } else if (!rows.nrows) {
+            rc = fattn_error(FATTN_EUSAGE, "query trial %ld: no such trial in %s", trial_id, fattn_store_path(s));
+        } else {
+            fattn_rows_print_record(stdout, &rows, 0, o.format);
+        }
+        fattn_rows_release(&rows);
+    } else {
+        rc = print_stmt(s, st, o.format, 0, c->quiet ? NULL : empty);
+    }
+out:
+    sqlite3_finalize(st);
+    fattn_store_close(&s);
+    return rc;
+}

@@ -1,0 +1,129 @@
+/*
+ * main.c - fattn-tune's entry point: global options, then one subcommand
+ * from the command table.
+ *
+ * Exit status: 0 success, 1 failure (environment: missing kernels, database,
+ * no GPU), 2 usage error (what the user typed or wrote).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/err.h"
+
+enum {
+    CMD_NEEDS_GPU = 1,      /* runs kernels: a GPU must be present */
+    CMD_NOT_BUILT = 2,      /* in the command table, not implemented yet */
+};
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv, cli_common *c);
+    unsigned flags;
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"space", cmd_space, 0, "count, list and filter the configuration space"},
+    {"gates", cmd_gates, 0, "run the hard gates for a shape and arch; --explain one configuration"},
+    {"compile", cmd_compile, 0, "compile every gate survivor with NVRTC and store its resources"},
+    {"query", cmd_query, 0, "read studies, trials, rejections and the compile cache"},
+    {"export", cmd_export, 0, "write a study's best configuration as a C header or JSON"},
+    {"search", cmd_search, CMD_NEEDS_GPU | CMD_NOT_BUILT, "search the space on a GPU (LHS + TPE under a budget)"},
+    {"confirm", cmd_confirm, CMD_NEEDS_GPU | CMD_NOT_BUILT, "re-measure the best configurations against a baseline"},
+    {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_NOT_BUILT, "measure one configuration"},
+    {NULL, NULL, 0, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fattn-tune [--db PATH] [--kernel-dir DIR] [-q] <command> [options]\n"
+            "\n"
+            "An autotuner for the fattn FlashAttention forward kernel.\n"
+            "\n"
+            "Commands:\n");
+    for (const command *c = commands; c->name; ++c)
+        fprintf(f, "  %-9s %s%s\n", c->name, c->summary,
+                c->flags & CMD_NOT_BUILT ? " [not built yet]" : c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
+    fprintf(f,
+            "  help      this text, or a command's: fattn-tune help gates\n"
+            "\n"
+            "space, gates, compile, query and export need no GPU. Run 'fattn-tune <command> --help' for options.\n"
+            "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static const command *find_command(const char *name)
+{
+    for (const command *c = commands; c->name; ++c)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static int run(int argc, char **argv)
+{
+    cli_common common = {.db_path = NULL, .argc = argc, .argv = argv};
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; ++i) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return FATTN_OK;
+        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("fattn-tune %s\n", FATTN_VERSION);
+            return FATTN_OK;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            common.quiet = 1;
+        } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--kernel-dir") == 0) && i + 1 < argc) {
+            cli_common_option(&common, a[2] == 'd' ? OPT_DB : OPT_KERNEL_DIR, argv[++i]);
+        } else if (strncmp(a, "--db=", 5) == 0) {
+            common.db_path = a + 5;
+        } else if (strncmp(a, "--kernel-dir=", 13) == 0) {
+            common.kernel_dir = a + 13;
+        } else {
+            return fattn_error(FATTN_EUSAGE, "unknown option '%s'; see fattn-tune --help", a);
+        }
+    }
+    if (i == argc) {
+        usage(stderr);
+        return FATTN_EUSAGE;
+    }
+    const char *name = argv[i];
+    if (strcmp(name, "help") == 0) {
+        if (i + 1 == argc) {
+            usage(stdout);
+            return FATTN_OK;
+        }
+        const command *c = find_command(argv[i + 1]);
+        if (!c)
+            return fattn_error(FATTN_EUSAGE, "help: unknown command '%s'; see fattn-tune --help", argv[i + 1]);
+        char *help_argv[] = {(char *)c->name, "--help", NULL};
+        return c->fn(2, help_argv, &common);
+    }
+    const command *c = find_command(name);
+    if (!c)
+        return fattn_error(FATTN_EUSAGE, "unknown command '%s'; see fattn-tune --help", name);
+    if (c->flags & CMD_NOT_BUILT) {
+        for (int k = i + 1; k < argc; ++k)
+            if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0)
+                return c->fn(argc - i, argv + i, &common);
+        return fattn_error(FATTN_EFAIL, "%s is not built yet: it needs the GPU engine, which is not part of this "
+                           "version; 'fattn-tune gates' and 'fattn-tune compile' work without a GPU", name);
+    }
+    return c->fn(argc - i, argv + i, &common);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fattn-tune: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return fattn_exit_status(rc);
+}

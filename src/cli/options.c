@@ -1,0 +1,284 @@
+/*
+ * options.c - option parsing shared by the subcommands.
+ */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/table.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+#include "util/strbuf.h"
+
+const char cli_common_help[] =
+    "  --db PATH            results database (default results/fattn.db)\n"
+    "  --kernel-dir DIR     kernel sources (default $FATTN_KERNEL_DIR, else the built-in kernels/)\n"
+    "  -q, --quiet          no progress line, no notes\n"
+    "  -h, --help           this help\n";
+
+const char cli_target_help[] =
+    "  --space FILE         configuration space (default search/space.json, 3,888 configurations)\n"
+    "  --shape B,H,S,D      attention shape: batch, heads, sequence length, head dimension (64 or 128)\n"
+    "  --causal             causal mask\n"
+    "  --arch ARCH          sm_80, sm_86, sm_89 or sm_90 (default: the GPU's)\n"
+    "  --device N           GPU to take the arch from (default 0)\n"
+    "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1\n"
+    "Gate thresholds:\n"
+    "  --smem-limit BYTES   shared memory per block: bytes, 100K, or 'max' for the arch's opt-in (default 48K)\n"
+    "  --max-bank-ways N    worst shared-memory bank conflict tolerated, in ways (default 1: none)\n"
+    "  --min-coalescing F   least fraction of touched 32-byte sectors a warp load must use (default 0.8)\n"
+    "  --mem-budget BYTES   device memory for the shape's buffers (default 20000M)\n"
+    "  --max-spill-bytes N  register spill bytes tolerated (default 0)\n"
+    "  --min-occupancy F    least resident warps / max warps per SM (default 0.5)\n"
+    "  --strict-occupancy   apply --min-occupancy to cp.async configurations too (the seeds waive it)\n";
+
+void cli_target_init(cli_target *t)
+{
+    memset(t, 0, sizeof *t);
+    fattn_gate_limits_default(&t->lim);
+}
+
+void cli_target_release(cli_target *t)
+{
+    if (t->space_loaded)
+        fattn_space_release(&t->space);
+    t->space_loaded = 0;
+}
+
+int cli_long(const char *option, const char *arg, long min, long max, long *out)
+{
+    if (fattn_parse_long(arg, min, max, out))
+        return fattn_error(FATTN_EUSAGE, "%s '%s': expected an integer from %ld to %ld", option, arg, min, max);
+    return FATTN_OK;
+}
+
+static int fraction(const char *option, const char *arg, double *out)
+{
+    if (fattn_parse_double(arg, out) || *out < 0 || *out > 1)
+        return fattn_error(FATTN_EUSAGE, "%s '%s': expected a fraction from 0 to 1", option, arg);
+    return FATTN_OK;
+}
+
+int cli_target_option(cli_target *t, int opt, const char *arg)
+{
+    long v;
+    uint64_t bytes;
+    switch (opt) {
+    case OPT_SPACE:
+        t->space_path = arg;
+        return 1;
+    case OPT_SHAPE:
+        t->shape_text = arg;
+        return 1;
+    case OPT_CAUSAL:
+        t->causal = 1;
+        return 1;
+    case OPT_ARCH:
+        t->arch_name = arg;
+        return 1;
+    case OPT_DEVICE:
+        if (cli_long("--device", arg, 0, 63, &v))
+            return FATTN_EUSAGE;
+        t->device = (int)v;
+        return 1;
+    case OPT_FILTER:
+        t->filter_text = arg;
+        return fattn_filter_parse(arg, &t->filter) ? FATTN_EUSAGE : 1;
+    case OPT_SMEM_LIMIT:
+        t->smem_limit_text = arg;
+        return 1;
+    case OPT_MAX_BANK_WAYS:
+        if (cli_long("--max-bank-ways", arg, 1, 32, &v))
+            return FATTN_EUSAGE;
+        t->lim.max_bank_ways = (unsigned)v;
+        return 1;
+    case OPT_MIN_COALESCING:
+        return fraction("--min-coalescing", arg, &t->lim.min_coalescing) ? FATTN_EUSAGE : 1;
+    case OPT_MEM_BUDGET:
+        if (fattn_parse_bytes(arg, &bytes) || bytes == 0)
+            return fattn_error(FATTN_EUSAGE, "--mem-budget '%s': expected a byte count such as 20000M or 64G", arg);
+        t->lim.mem_budget = bytes;
+        return 1;
+    case OPT_MAX_SPILL_BYTES:
+        if (cli_long("--max-spill-bytes", arg, 0, 1000000000, &v))
+            return FATTN_EUSAGE;
+        t->lim.max_spill_bytes = (unsigned)v;
+        return 1;
+    case OPT_MIN_OCCUPANCY:
+        return fraction("--min-occupancy", arg, &t->lim.min_occupancy) ? FATTN_EUSAGE : 1;
+    case OPT_STRICT_OCCUPANCY:
+        t->lim.occupancy_cp_async_exempt = 0;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int resolve_arch(cli_target *t, const char *cmd)
+{
+    char why[320];
+    if (t->arch_name) {
+        t->arch = fattn_arch_find(t->arch_name);
+        if (!t->arch)
+            return fattn_error(FATTN_EUSAGE, "--arch '%s': unknown architecture; expected one of %s", t->arch_name,
+                               fattn_arch_choices());
+        return FATTN_OK;
+    }
+    if (fattn_gpu_probe(t->device, &t->gpu, why, sizeof why))
+        return fattn_error(FATTN_EUSAGE, "%s needs an architecture: no --arch given and none to take from a GPU "
+                           "(%s); pass --arch %s", cmd, why, fattn_arch_choices());
+    t->have_gpu = 1;
+    t->arch = fattn_arch_from_cc(t->gpu.cc_major, t->gpu.cc_minor);
+    if (!t->arch)
+        return fattn_error(FATTN_EUSAGE, "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target; "
+                           "pass --arch %s", t->device, t->gpu.name, t->gpu.cc_major, t->gpu.cc_minor,
+                           fattn_arch_choices());
+    return FATTN_OK;
+}
+
+static int resolve_smem_limit(cli_target *t)
+{
+    uint64_t bytes;
+    if (!t->smem_limit_text)
+        return FATTN_OK;
+    if (strcmp(t->smem_limit_text, "max") == 0 || strcmp(t->smem_limit_text, "optin") == 0) {
+        t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
+        return FATTN_OK;
+    }
+    if (fattn_parse_bytes(t->smem_limit_text, &bytes) || bytes < 1024)
+        return fattn_error(FATTN_EUSAGE, "--smem-limit '%s': expected a byte count such as 49152, 100K or 'max'",
+                           t->smem_limit_text);
+    if (bytes > (uint64_t)t->arch->smem_per_block_optin)
+        return fattn_error(FATTN_EUSAGE, "--smem-limit %s: %llu bytes is over %s's opt-in maximum of %d bytes per "
+                           "block; expected at most %d (or 'max')", t->smem_limit_text, (unsigned long long)bytes,
+                           t->arch->name, t->arch->smem_per_block_optin, t->arch->smem_per_block_optin);
+    t->lim.smem_limit = (unsigned)bytes;
+    return FATTN_OK;
+}
+
+int cli_target_finish(cli_target *t, int needs, const char *cmd)
+{
+    int rc;
+    if (needs & CLI_NEED_SHAPE) {
+        if (!t->shape_text)
+            return fattn_error(FATTN_EUSAGE, "%s needs --shape B,H,S,D (such as --shape 2,8,512,64)", cmd);
+        if ((rc = fattn_shape_parse(t->shape_text, &t->shape)))
+            return rc;
+        t->shape.causal = t->causal;
+    }
+    if (needs & CLI_NEED_ARCH) {
+        if ((rc = resolve_arch(t, cmd)) || (rc = resolve_smem_limit(t)))
+            return rc;
+    }
+    if (needs & CLI_NEED_SPACE) {
+        if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
+            return rc;
+        t->space_loaded = 1;
+    }
+    return FATTN_OK;
+}
+
+int cli_common_option(cli_common *c, int opt, const char *arg)
+{
+    switch (opt) {
+    case OPT_DB:
+        c->db_path = arg;
+        return 1;
+    case OPT_KERNEL_DIR:
+        c->kernel_dir = arg;
+        return 1;
+    case 'q':
+        c->quiet = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
+              cli_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg)
+{
+    char optstring[64];
+    int opt, idx, rc;
+    snprintf(optstring, sizeof optstring, ":qh%s", extra ? extra : "");
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, optstring, opts, &idx)) != -1) {
+        if (opt == 'h') {
+            fputs(help, stdout);
+            return 1;
+        }
+        if (opt == '?') {
+            const char *bad = argv[optind - 1];
+            if (optopt && bad[0] == '-' && bad[1] != '-')
+                return fattn_error(FATTN_EUSAGE, "%s: unknown option '-%c'; see fattn-tune %s --help", argv[0], optopt,
+                                   argv[0]);
+            return fattn_error(FATTN_EUSAGE, "%s: unknown option '%s'; see fattn-tune %s --help", argv[0], bad,
+                               argv[0]);
+        }
+        if (opt == ':')
+            return fattn_error(FATTN_EUSAGE, "%s: option '%s' needs a value; see fattn-tune %s --help", argv[0],
+                               argv[optind - 1], argv[0]);
+        if (cli_common_option(common, opt, optarg))
+            continue;
+        if (target && (rc = cli_target_option(target, opt, optarg)) != 0) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (!handle || (rc = handle(ctx, opt, optarg)) != FATTN_OK)
+            return handle ? rc : fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
+    }
+    *first_arg = optind;
+    return FATTN_OK;
+}
+
+int cli_extra_operand(const char *cmd, const char *arg)
+{
+    return fattn_error(FATTN_EUSAGE, "%s: unexpected argument '%s'; see fattn-tune %s --help", cmd, arg, cmd);
+}
+
+char *cli_command_line(const cli_common *c)
+{
+    fattn_strbuf sb;
+    fattn_sb_init(&sb);
+    for (int i = 0; i < c->argc; ++i) {
+        if (i)
+            fattn_sb_adds(&sb, " ");
+        fattn_sb_adds(&sb, c->argv[i]);
+    }
+    return fattn_sb_detach(&sb);
+}
+
+void cli_print_configs(const fattn_space *space, const fattn_filter *filter, const unsigned char *keep, int format)
+{
+    const char *names[2 + FATTN_NTUNABLES] = {"index", "key"};
+    unsigned char numeric[2 + FATTN_NTUNABLES];
+    fattn_rows rows;
+    for (int i = 0; i < FATTN_NTUNABLES; ++i)
+        names[2 + i] = fattn_params[i].name;
+    memset(numeric, 1, sizeof numeric);
+    numeric[1] = 0;
+    fattn_rows_init(&rows, 2 + FATTN_NTUNABLES, names);
+    for (size_t i = 0; i < space->count; ++i) {
+        fattn_config c;
+        char cells[2 + FATTN_NTUNABLES][FATTN_KEY_MAX];
+        const char *ptrs[2 + FATTN_NTUNABLES];
+        if (keep && !keep[i])
+            continue;
+        fattn_space_config(space, i, &c);
+        if (filter && !fattn_filter_match(filter, &c))
+            continue;
+        snprintf(cells[0], sizeof cells[0], "%zu", i);
+        fattn_config_key(&c, cells[1]);
+        for (int p = 0; p < FATTN_NTUNABLES; ++p)
+            snprintf(cells[2 + p], sizeof cells[2 + p], "%d", c.v[p]);
+        for (int k = 0; k < 2 + FATTN_NTUNABLES; ++k)
+            ptrs[k] = cells[k];
+        fattn_rows_add(&rows, ptrs, numeric);
+    }
+    fattn_rows_print(stdout, &rows, format, 0);
+    fattn_rows_release(&rows);
+}

@@ -1,0 +1,66 @@
+/*
+ * batch.h - compiling many configurations: compile cache first, then NVRTC
+ * in a thread pool, then the post-compile gates.
+ *
+ * The calling thread looks every configuration up in the compile cache
+ * (hits cost nothing), queues the misses on the pool, and receives each
+ * finished item, in finishing order, through a callback on its own thread:
+ * workers never touch the database. A new compile result is stored in the
+ * cache (its own transaction) before the callback sees it.
+ */
+#ifndef FATTN_COMPILE_BATCH_H
+#define FATTN_COMPILE_BATCH_H
+
+#include <signal.h>
+
+#include "compile/kernel_src.h"
+#include "compile/nvrtc.h"
+#include "compile/postgates.h"
+#include "store/store.h"
+
+typedef struct fattn_compile_item {
+    fattn_config cfg;
+    char cache_key[65];
+    int cache_hit;
+    int env_error;              /* NVRTC or the cubin reader failed: no result */
+    char env_msg[320];
+    fattn_cache_entry entry;    /* ok, log, cubin, resources */
+    int reason;                 /* first failing post-compile gate, or FATTN_R_NONE */
+    fattn_verdict verdict;      /* its verdict (or the spills verdict when all pass) */
+    fattn_compiled_occ occ;
+    int has_occ;
+    char *ptx;                  /* only with want_ptx */
+} fattn_compile_item;
+
+typedef struct fattn_compile_ctx {
+    const fattn_kernel_src *src;
+    const char *cuda_include;
+    const fattn_arch *arch;
+    const fattn_shape *shape;
+    const fattn_gate_limits *lim;
+    fattn_store *store;                     /* compile cache; NULL for none */
+    int jobs;
+    int want_ptx;
+    volatile sig_atomic_t *interrupted;     /* stop when it becomes non-zero; may be NULL */
+    /* Called on the calling thread for each finished item; a non-zero
+     * return stops the batch with that code. */
+    int (*done)(void *arg, fattn_compile_item *item);
+    void *done_arg;
+} fattn_compile_ctx;
+
+typedef struct fattn_batch_stats {
+    int total, finished, compiled, cache_hits, env_errors;
+    int interrupted;
+} fattn_batch_stats;
+
+/* Compiles items[0..n) and reports each through ctx->done. Returns 0, or the
+ * first error (a database failure, or a done() code). */
+int fattn_compile_batch(const fattn_compile_ctx *ctx, fattn_compile_item *items, int n, fattn_batch_stats *stats);
+
+/* Compiles one item on the calling thread, without the cache, and applies
+ * the post-compile gates. */
+void fattn_compile_one(const fattn_compile_ctx *ctx, fattn_compile_item *item);
+
+void fattn_compile_item_release(fattn_compile_item *item);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * kernel_src.h - a kernel source file and the local headers it includes,
+ * loaded once, handed to NVRTC as named headers, and hashed together.
+ *
+ * Only quoted includes (#include "name") are local: they are read from the
+ * kernel directory, recursively; angle-bracket includes come from the CUDA
+ * toolkit. The hash covers the names and bytes of the main file and every
+ * local header, so any edit to the kernel changes the compile-cache key.
+ */
+#ifndef FATTN_COMPILE_KERNEL_SRC_H
+#define FATTN_COMPILE_KERNEL_SRC_H
+
+#define FATTN_KERNEL_MAX_HEADERS 16
+
+/* The tunable kernel and the reference kernel. */
+#define FATTN_KERNEL_FILE "fattn_fwd.cu"
+#define FATTN_KERNEL_NAME "fattn_fwd"
+#define FATTN_REF_FILE "fattn_ref.cu"
+#define FATTN_REF_NAME "fattn_ref"
+
+typedef struct fattn_kernel_src {
+    char *dir;
+    char *name;                                   /* file name within dir */
+    char *text;
+    int nheaders;
+    char *header_names[FATTN_KERNEL_MAX_HEADERS];
+    char *header_texts[FATTN_KERNEL_MAX_HEADERS];
+    char hash[65];
+} fattn_kernel_src;
+
+/* Loads dir/file and its local headers. A missing or unreadable file is an
+ * environment failure (FATTN_EFAIL) naming the path. */
+int fattn_kernel_src_load(const char *dir, const char *file, fattn_kernel_src *ks);
+
+void fattn_kernel_src_release(fattn_kernel_src *ks);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * nvrtc.h - compiling a kernel configuration with NVRTC.
+ *
+ * The options are fixed but for the configuration: the architecture, C++17,
+ * fast math, the ptxas report (-v), one -D per kernel macro (the nine
+ * tunables, HEAD_DIM and CAUSAL, and any test-only override that differs
+ * from its default) and the toolkit's include path. The options, less the
+ * include path, form part of the compile-cache key (see fattn_cache_key()).
+ * NVRTC is thread-safe for distinct programs: jobs run in a thread pool.
+ */
+#ifndef FATTN_COMPILE_NVRTC_H
+#define FATTN_COMPILE_NVRTC_H
+
+#include <stddef.h>
+
+#include "compile/kernel_src.h"
+#include "compile/postgates.h"
+#include "space/params.h"
+#include "target/arch.h"
+
+#define FATTN_MAX_OPTIONS 32
+
+typedef struct fattn_options {
+    int n;
+    char *argv[FATTN_MAX_OPTIONS];
+    char *key;      /* the options less the include path, space-separated */
+} fattn_options;
+
+/* Options for a configuration of the tunable kernel (cfg non-NULL) or the
+ * reference kernel (cfg NULL). */
+void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim, int causal, const fattn_arch *a,
+                         const char *cuda_include);
+void fattn_options_release(fattn_options *o);
+
+typedef struct fattn_nvrtc_result {
+    int ok;             /* compiled */
+    char *log;          /* NVRTC's log, ptxas report included ("" if none) */
+    void *cubin;
+    size_t cubin_size;
+    char *ptx;          /* only when asked for */
+    double ms;          /* wall time of the compile */
+} fattn_nvrtc_result;
+
+/* Compiles; a compilation error is a result (ok = 0, log), a failure of
+ * NVRTC itself returns FATTN_EFAIL with the message recorded. */
+int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int want_ptx, fattn_nvrtc_result *out);
+void fattn_nvrtc_result_release(fattn_nvrtc_result *r);
+
+/* "13.0" */
+const char *fattn_nvrtc_version(void);
+
+/* The compile-cache key: sha256 over the kernel hash, the arch, the options
+ * key and the NVRTC version. */
+void fattn_cache_key(const char *kernel_hash, const char *arch, const char *options_key, const char *nvrtc_version,
+                     char out[65]);
+
+/* Checks that the toolkit's include folder holds cuda_fp16.h; reports one
+ * line (FATTN_EFAIL) otherwise. *include receives <root>/include (free it). */
+int fattn_cuda_include(char **include);
+
+/* Reads registers, spills, stack frame and shared memory from the ptxas
+ * report and the cubin, and the layout size and block size the kernel
+ * exports. Returns 0, or FATTN_EFAIL with a reason in why when the cubin
+ * cannot be read. */
+int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel,
+                         fattn_compiled *out, char *why, size_t why_size);
+
+#endif

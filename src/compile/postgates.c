@@ -1,0 +1,78 @@
+/*
+ * postgates.c - the post-compile gates.
+ */
+#include "compile/postgates.h"
+
+#include <string.h>
+
+#include "gates/layout.h"
+#include "gates/occupancy.h"
+
+int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fattn_compiled_occ *occ,
+                         fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT])
+{
+    fattn_verdict local[FATTN_R_COUNT];
+    fattn_verdict *vs = all ? all : local;
+    int failed = FATTN_R_NONE;
+    fattn_layout l;
+    fattn_layout_init(&l, in->cfg, in->shape->head_dim);
+
+    fattn_verdict *v = &vs[FATTN_R_COMPILE_ERROR];
+    v->reason = FATTN_R_COMPILE_ERROR;
+    if (!c->ok) {
+        const char *log = c->log ? c->log : "";
+        const char *err = strstr(log, "error");
+        const char *line = err ? err : log;
+        int len = (int)strcspn(line, "\n");
+        fattn_verdict_set(v, 0, "NVRTC failed: %.*s", len > 300 ? 300 : len, line);
+        if (first)
+            *first = *v;
+        for (int r = FATTN_R_SMEM_MISMATCH; r <= FATTN_R_LOW_OCCUPANCY; ++r) {
+            vs[r].reason = r;
+            fattn_verdict_set(&vs[r], -1, "not evaluated: the configuration did not compile");
+        }
+        return FATTN_R_COMPILE_ERROR;
+    }
+    fattn_verdict_set(v, 1, "compiled: %u registers, %u B static + %u B dynamic shared memory", c->regs, c->smem_static,
+            c->smem_dynamic);
+
+    v = &vs[FATTN_R_SMEM_MISMATCH];
+    v->reason = FATTN_R_SMEM_MISMATCH;
+    int same = c->smem_dynamic == l.total_bytes && c->smem_static == 0 && c->threads == l.threads;
+    fattn_verdict_set(v, same, "model %u B dynamic, %u threads; compiled %u B dynamic + %u B static, %u threads",
+            l.total_bytes, l.threads, c->smem_dynamic, c->smem_static, c->threads);
+    if (!same)
+        failed = FATTN_R_SMEM_MISMATCH;
+
+    v = &vs[FATTN_R_SPILLS];
+    v->reason = FATTN_R_SPILLS;
+    unsigned spilled = c->spill_stores + c->spill_loads;
+    int ok = fattn_verdict_set(v, spilled <= in->lim->max_spill_bytes,
+                     "ptxas: %u registers, %u B spill stores + %u B spill loads, %u B stack frame; limit %u B",
+                     c->regs, c->spill_stores, c->spill_loads, c->stack_frame, in->lim->max_spill_bytes);
+    if (!ok && !failed)
+        failed = FATTN_R_SPILLS;
+
+    v = &vs[FATTN_R_LOW_OCCUPANCY];
+    v->reason = FATTN_R_LOW_OCCUPANCY;
+    fattn_occ_input oi = {l.threads, c->regs, c->smem_static, c->smem_dynamic};
+    fattn_occ_result o;
+    fattn_occupancy(in->arch, &oi, &o);
+    if (occ) {
+        occ->occupancy = o.occupancy;
+        occ->blocks_per_sm = o.blocks;
+        occ->limiter = fattn_occ_limiter_name(o.limiter);
+    }
+    int exempt = in->lim->occupancy_cp_async_exempt && in->cfg->v[FATTN_P_CP_ASYNC];
+    ok = fattn_verdict_set(v, o.occupancy >= in->lim->min_occupancy || exempt,
+                 "%d block%s/SM x %u warps = %d of %d warps (%.1f%%), limited by %s (%u regs/thread, %u B smem/block "
+                 "allocated); limit %.1f%%%s",
+                 o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm,
+                 100.0 * o.occupancy, fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block,
+                 100.0 * in->lim->min_occupancy, exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
+    if (!ok && !failed)
+        failed = FATTN_R_LOW_OCCUPANCY;
+    if (failed && first)
+        *first = vs[failed];
+    return failed;
+}

@@ -1,0 +1,107 @@
+/*
+ * gates.h - hard gates: the reasons a configuration is rejected before (or
+ * instead of) spending GPU time on it.
+ *
+ * Static gates run on the configuration and shape alone, in this order:
+ *   device_memory, tiling, misaligned_cp_async, misaligned_ldmatrix,
+ *   smem_overflow, bank_conflicts, coalescing
+ * The compile stage adds the post-compile gates (compile/postgates.h:
+ * compile_error, smem_mismatch, spills, low_occupancy) and the GPU engine the
+ * run-time verdicts (runtime_fault, timeout, numerics); their reasons live in
+ * the one table here. Every reason has a stable code, a one-line explanation and a
+ * suggested fix; every verdict carries the numbers it was decided on.
+ */
+#ifndef FATTN_GATES_GATES_H
+#define FATTN_GATES_GATES_H
+
+#include <stdint.h>
+
+#include "space/params.h"
+#include "target/arch.h"
+#include "target/shape.h"
+
+enum fattn_reason {
+    FATTN_R_NONE = 0,
+    /* static, in gate order */
+    FATTN_R_DEVICE_MEMORY,
+    FATTN_R_TILING,
+    FATTN_R_MISALIGNED_CP_ASYNC,
+    FATTN_R_MISALIGNED_LDMATRIX,
+    FATTN_R_SMEM_OVERFLOW,
+    FATTN_R_BANK_CONFLICTS,
+    FATTN_R_COALESCING,
+    /* after compiling */
+    FATTN_R_COMPILE_ERROR,
+    FATTN_R_SMEM_MISMATCH,
+    FATTN_R_SPILLS,
+    FATTN_R_LOW_OCCUPANCY,
+    /* on the GPU */
+    FATTN_R_RUNTIME_FAULT,
+    FATTN_R_TIMEOUT,
+    FATTN_R_NUMERICS,
+    FATTN_R_COUNT,
+    FATTN_R_FIRST_STATIC = FATTN_R_DEVICE_MEMORY,
+    FATTN_R_LAST_STATIC = FATTN_R_COALESCING,
+};
+
+enum fattn_gate_stage { FATTN_STAGE_STATIC, FATTN_STAGE_COMPILE, FATTN_STAGE_RUN };
+
+typedef struct fattn_reason_info {
+    const char *code;       /* "smem_overflow" */
+    int stage;              /* enum fattn_gate_stage */
+    const char *what;       /* one-line explanation */
+    const char *fix;        /* suggested fix */
+} fattn_reason_info;
+
+/* Info for reason `r` (1 .. FATTN_R_COUNT-1). */
+const fattn_reason_info *fattn_reason(int r);
+
+/* The reason whose code is `code`, or FATTN_R_NONE. */
+int fattn_reason_find(const char *code);
+
+/* Thresholds of the gates. */
+typedef struct fattn_gate_limits {
+    unsigned smem_limit;        /* bytes of shared memory per block; 48 KiB unless raised */
+    unsigned max_bank_ways;     /* worst tolerated bank-conflict ways (1 = none) */
+    double min_coalescing;      /* bytes used / bytes of sectors touched, per warp load */
+    uint64_t mem_budget;        /* bytes of device memory for the shape's buffers */
+    int input_sets;             /* copies of Q, K, V the engine rotates through */
+    unsigned max_spill_bytes;   /* spill stores + loads tolerated */
+    double min_occupancy;       /* resident warps / max warps per SM */
+    int occupancy_cp_async_exempt; /* the seeds' rule: cp.async configs may run below it */
+} fattn_gate_limits;
+
+#define FATTN_DEFAULT_SMEM_LIMIT 49152u
+#define FATTN_DEFAULT_MEM_BUDGET (20000ull << 20)
+
+void fattn_gate_limits_default(fattn_gate_limits *lim);
+
+/* Writes the limits as a JSON object (for the study record). */
+void fattn_gate_limits_json(const fattn_gate_limits *lim, char *out, int n);
+
+#define FATTN_DETAIL_MAX 400
+
+typedef struct fattn_verdict {
+    int reason;     /* the gate */
+    int pass;       /* 1 passed, 0 rejected, -1 not evaluated */
+    char detail[FATTN_DETAIL_MAX];
+} fattn_verdict;
+
+typedef struct fattn_gate_input {
+    const fattn_config *cfg;
+    const fattn_shape *shape;
+    const fattn_arch *arch;
+    const fattn_gate_limits *lim;
+} fattn_gate_input;
+
+/* Runs the static gates in order. Returns FATTN_R_NONE when all pass, else
+ * the first failing reason, whose verdict is in *first (may be NULL). When
+ * `all` is non-NULL, every gate is evaluated and all[r] holds its verdict
+ * (pass = -1 for gates that cannot be evaluated after a tiling failure). */
+int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT]);
+
+/* Sets a verdict: pass (1), reject (0) or not evaluated (-1), and its detail;
+ * returns `pass`. */
+int fattn_verdict_set(fattn_verdict *v, int pass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

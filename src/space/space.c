@@ -1,0 +1,265 @@
+/*
+ * space.c - loading, validating and enumerating configuration spaces.
+ */
+#include "space/space.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/misc.h"
+#include "util/sha256.h"
+
+static const char *json_type(const cJSON *j)
+{
+    if (cJSON_IsNumber(j))
+        return "a number";
+    if (cJSON_IsString(j))
+        return "a string";
+    if (cJSON_IsArray(j))
+        return "an array";
+    if (cJSON_IsObject(j))
+        return "an object";
+    if (cJSON_IsBool(j))
+        return "a boolean";
+    return "null";
+}
+
+/* Reports the first key that appears twice among an object's members. */
+static int check_duplicates(const cJSON *obj, const char *label, const char *path)
+{
+    for (const cJSON *a = obj->child; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (strcmp(a->string, b->string) == 0)
+                return fattn_error(FATTN_EUSAGE, "%s: %s: key \"%s\" appears twice; expected each key once", label,
+                                   path, a->string);
+    return FATTN_OK;
+}
+
+static int parse_values(fattn_space *sp, int id, const cJSON *arr, const char *label)
+{
+    const fattn_param_info *p = &fattn_params[id];
+    int n = 0;
+    if (!cJSON_IsArray(arr))
+        return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: expected an array of integers, got %s", label, p->name,
+                           json_type(arr));
+    if (!arr->child)
+        return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: empty value set; expected at least one integer", label,
+                           p->name);
+    for (const cJSON *v = arr->child; v; v = v->next, ++n) {
+        if (n == FATTN_SPACE_MAX_VALUES)
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: more than %d values", label, p->name,
+                               FATTN_SPACE_MAX_VALUES);
+        if (!cJSON_IsNumber(v))
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %s", label, p->name,
+                               n, json_type(v));
+        double d = v->valuedouble;
+        if (d != floor(d) || fabs(d) > 1e9)
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %g", label, p->name,
+                               n, d);
+        int x = (int)d;
+        if (x < p->min || x > p->max)
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: %d is out of range; expected %d to %d", label,
+                               p->name, n, x, p->min, p->max);
+        for (int k = 0; k < n; ++k)
+            if (sp->values[id][k] == x)
+                return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: value %d is listed twice", label, p->name,
+                                   n, x);
+        sp->values[id][n] = x;
+    }
+    sp->nvalues[id] = n;
+    sp->listed[id] = 1;
+    return FATTN_OK;
+}
+
+static void syntax_position(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1, *col = 1;
+    for (const char *p = text; p < at && *p; ++p) {
+        if (*p == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
+    }
+}
+
+int fattn_space_parse(const char *text, size_t len, const char *label, fattn_space *sp)
+{
+    int rc = FATTN_OK;
+    const char *end = NULL;
+    memset(sp, 0, sizeof *sp);
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        int line, col;
+        syntax_position(text, end ? end : text, &line, &col);
+        return fattn_error(FATTN_EUSAGE, "%s: line %d, column %d: not valid JSON; expected an object such as "
+                           "{\"parameters\": {\"BLOCK_M\": [64, 128]}}", label, line, col);
+    }
+    for (const char *p = end; p && p < text + len; ++p) {
+        if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') {
+            int line, col;
+            syntax_position(text, p, &line, &col);
+            rc = fattn_error(FATTN_EUSAGE, "%s: line %d, column %d: text after the JSON object", label, line, col);
+            goto out;
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = fattn_error(FATTN_EUSAGE, "%s: $: expected an object with a \"parameters\" member, got %s", label,
+                         json_type(root));
+        goto out;
+    }
+    if ((rc = check_duplicates(root, label, "$")))
+        goto out;
+    const cJSON *params = NULL;
+    for (const cJSON *m = root->child; m; m = m->next) {
+        if (strcmp(m->string, "parameters") == 0) {
+            params = m;
+        } else if (strcmp(m->string, "description") == 0) {
+            if (!cJSON_IsString(m)) {
+                rc = fattn_error(FATTN_EUSAGE, "%s: $.description: expected a string, got %s", label, json_type(m));
+                goto out;
+            }
+        } else {
+            rc = fattn_error(FATTN_EUSAGE, "%s: $.%s: unknown key; expected \"parameters\" and optionally "
+                             "\"description\"", label, m->string);
+            goto out;
+        }
+    }
+    if (!params) {
+        rc = fattn_error(FATTN_EUSAGE, "%s: $: missing \"parameters\"; expected an object mapping parameter names "
+                         "to value arrays", label);
+        goto out;
+    }
+    if (!cJSON_IsObject(params)) {
+        rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters: expected an object, got %s", label, json_type(params));
+        goto out;
+    }
+    if ((rc = check_duplicates(params, label, "$.parameters")))
+        goto out;
+    for (const cJSON *m = params->child; m; m = m->next) {
+        int id = fattn_param_find(m->string);
+        if (id < 0) {
+            rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: unknown parameter; expected one of BLOCK_M, BLOCK_N, "
+                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2 (test only: PAD_BYTES, "
+                             "COPY_COLMAJOR)", label, m->string);
+            goto out;
+        }
+        if ((rc = parse_values(sp, id, m, label)))
+            goto out;
+    }
+    sp->count = 1;
+    for (int i = 0; i < FATTN_NPARAMS; ++i) {
+        if (!sp->listed[i]) {
+            sp->nvalues[i] = 1;
+            sp->values[i][0] = fattn_params[i].def;
+        }
+        sp->count *= (size_t)sp->nvalues[i];
+    }
+    sp->label = fattn_xstrdup(label);
+    sp->json = fattn_xstrndup(text, len);
+    fattn_sha256_hex(text, len, sp->hash);
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int fattn_space_load(const char *path, fattn_space *sp)
+{
+    char *text;
+    size_t len;
+    int rc = fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len);
+    if (rc)
+        return rc;
+    rc = fattn_space_parse(text, len, path, sp);
+    free(text);
+    return rc;
+}
+
+void fattn_space_release(fattn_space *sp)
+{
+    free(sp->label);
+    free(sp->json);
+    memset(sp, 0, sizeof *sp);
+}
+
+void fattn_space_config(const fattn_space *sp, size_t index, fattn_config *out)
+{
+    for (int i = FATTN_NPARAMS - 1; i >= 0; --i) {
+        size_t n = (size_t)sp->nvalues[i];
+        out->v[i] = sp->values[i][index % n];
+        index /= n;
+    }
+}
+
+enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+
+int fattn_filter_parse(const char *text, fattn_filter *f)
+{
+    static const struct {
+        const char *s;
+        int op;
+    } ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {"=", OP_EQ}, {"<", OP_LT}, {">", OP_GT}};
+    int rc = FATTN_OK;
+    char *copy = fattn_xstrdup(text), *save = NULL;
+    f->n = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            ++tok;
+        size_t name_len = strcspn(tok, "=!<> ");
+        char *name = fattn_xstrndup(tok, name_len);
+        const char *rest = tok + name_len;
+        while (*rest == ' ')
+            ++rest;
+        int id = fattn_param_find(name), op = -1;
+        size_t op_len = 0;
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0] && op < 0; ++i)
+            if (strncmp(rest, ops[i].s, strlen(ops[i].s)) == 0)
+                op = ops[i].op, op_len = strlen(ops[i].s);
+        long v;
+        const char *value = rest + op_len;
+        while (*value == ' ')
+            ++value;
+        if (id < 0)
+            rc = fattn_error(FATTN_EUSAGE, "--filter '%s': unknown parameter '%s'; expected NAME<op>VALUE with "
+                             "NAME such as BLOCK_M", text, name);
+        else if (op < 0 || fattn_parse_long(value, -1000000, 1000000, &v))
+            rc = fattn_error(FATTN_EUSAGE, "--filter '%s': cannot read '%s'; expected NAME<op>VALUE, op one of "
+                             "= != < <= > >=, e.g. BLOCK_M>=64,CP_ASYNC=1", text, tok);
+        else if (f->n == (int)(sizeof f->terms / sizeof f->terms[0]))
+            rc = fattn_error(FATTN_EUSAGE, "--filter '%s': more than 32 terms", text);
+        else {
+            f->terms[f->n].param = id;
+            f->terms[f->n].op = op;
+            f->terms[f->n].value = (int)v;
+            ++f->n;
+        }
+        free(name);
+        if (rc)
+            break;
+    }
+    if (!rc && f->n == 0)
+        rc = fattn_error(FATTN_EUSAGE, "--filter '%s': no terms; expected NAME<op>VALUE, e.g. BLOCK_M>=64", text);
+    free(copy);
+    return rc;
+}
+
+int fattn_filter_match(const fattn_filter *f, const fattn_config *c)
+{
+    for (int i = 0; i < f->n; ++i) {
+        int x = c->v[f->terms[i].param], v = f->terms[i].value, ok = 0;
+        switch (f->terms[i].op) {
+        case OP_EQ: ok = x == v; break;
+        case OP_NE: ok = x != v; break;
+        case OP_LT: ok = x < v; break;
+        case OP_LE: ok = x <= v; break;
+        case OP_GT: ok = x > v; break;
+        case OP_GE: ok = x >= v; break;
+        }
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,517 @@
+/*
+ * store.c - opening, migrating and writing the results database.
+ */
+#include "store/store.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "store/schema.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/misc.h"
+#include "util/strbuf.h"
+
+struct fattn_store {
+    sqlite3 *db;
+    char *path;
+    int mode;
+};
+
+sqlite3 *fattn_store_db(fattn_store *s)
+{
+    return s->db;
+}
+
+const char *fattn_store_path(const fattn_store *s)
+{
+    return s->path;
+}
+
+int fattn_store_fail(fattn_store *s, const char *what)
+{
+    int code = sqlite3_extended_errcode(s->db);
+    const char *msg = sqlite3_errmsg(s->db);
+    if ((code & 0xff) == SQLITE_READONLY)
+        return fattn_error(FATTN_EFAIL, "database %s is read-only (%s); expected a writable file", s->path, what);
+    if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
+        return fattn_error(FATTN_EFAIL, "database %s: %s: not a SQLite database or corrupt (%s); expected a "
+                           "fattn-tune database or a new path", s->path, what, msg);
+    if ((code & 0xff) == SQLITE_FULL)
+        return fattn_error(FATTN_EFAIL, "database %s: %s: disk full", s->path, what);
+    return fattn_error(FATTN_EFAIL, "database %s: %s: %s", s->path, what, msg);
+}
+
+int fattn_store_exec(fattn_store *s, const char *sql)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "statement failed");
+    return FATTN_OK;
+}
+
+int fattn_store_begin(fattn_store *s)
+{
+    return fattn_store_exec(s, "BEGIN IMMEDIATE");
+}
+
+int fattn_store_commit(fattn_store *s)
+{
+    return fattn_store_exec(s, "COMMIT");
+}
+
+void fattn_store_rollback(fattn_store *s)
+{
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int pragma_int(fattn_store *s, const char *sql, long long *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read the header");
+    int r = sqlite3_step(st);
+    if (r != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read the header");
+    }
+    *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return FATTN_OK;
+}
+
+/* WAL: readers never block the writer, and a killed writer loses only its
+ * open transaction. */
+static int set_wal(fattn_store *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot set WAL mode");
+    int ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)
+             && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+    sqlite3_finalize(st);
+    return ok ? FATTN_OK : fattn_store_fail(s, "cannot set WAL mode");
+}
+
+int fattn_store_schema_version(void)
+{
+    return fattn_schema_latest();
+}
+
+static int migrate(fattn_store *s, long long from)
+{
+    for (int v = (int)from + 1; v <= fattn_schema_latest(); ++v) {
+        char sql[128];
+        if (fattn_store_begin(s))
+            return FATTN_EFAIL;
+        if (sqlite3_exec(s->db, fattn_schema_migration(v), NULL, NULL, NULL) != SQLITE_OK) {
+            int rc = fattn_store_fail(s, "migration failed");
+            fattn_store_rollback(s);
+            return rc;
+        }
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d", v, FATTN_APPLICATION_ID);
+        if (fattn_store_exec(s, sql) || fattn_store_commit(s)) {
+            fattn_store_rollback(s);
+            return FATTN_EFAIL;
+        }
+    }
+    return FATTN_OK;
+}
+
+/* Refuses, before SQLite touches anything, a file or folder the user cannot
+ * write: SQLite would otherwise fail later, or open the file read-only. */
+static int writable(const char *path, int exists)
+{
+    if (exists && access(path, W_OK) != 0)
+        return fattn_error(FATTN_EFAIL, "database %s is read-only (%s); expected a writable file", path,
+                           strerror(errno));
+    char *dir = fattn_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    const char *d = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+    int rc = FATTN_OK;
+    if (access(d, W_OK) != 0)
+        rc = fattn_error(FATTN_EFAIL, "database %s: its folder %s is not writable (%s); SQLite needs it for the "
+                         "journal files", path, d, strerror(errno));
+    free(dir);
+    return rc;
+}
+
+/* Readers open a writable file read-write under PRAGMA query_only, which
+ * refuses every change: a read-only connection would leave the WAL's -wal
+ * and -shm files behind when it closes. */
+static int connect(fattn_store *s, int immutable)
+{
+    int flags = s->mode == FATTN_DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                : !immutable && access(s->path, W_OK) == 0 ? SQLITE_OPEN_READWRITE
+                                                           : SQLITE_OPEN_READONLY;
+    char *name = s->path;
+    if (s->db)
+        sqlite3_close_v2(s->db);
+    s->db = NULL;
+    if (immutable) {
+        /* file: URI with the path percent-encoded. */
+        fattn_strbuf sb;
+        fattn_sb_init(&sb);
+        fattn_sb_adds(&sb, "file:");
+        for (const unsigned char *p = (const unsigned char *)s->path; *p; ++p) {
+            if (isalnum(*p) || strchr("/._-~", *p))
+                fattn_sb_add(&sb, (const char *)p, 1);
+            else
+                fattn_sb_addf(&sb, "%%%02X", *p);
+        }
+        fattn_sb_adds(&sb, "?immutable=1");
+        name = fattn_sb_detach(&sb);
+        flags |= SQLITE_OPEN_URI;
+    }
+    int r = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_FULLMUTEX, NULL);
+    if (immutable)
+        free(name);
+    if (r != SQLITE_OK) {
+        if (s->db)
+            return fattn_store_fail(s, "cannot open");
+        return fattn_error(FATTN_EFAIL, "database %s: cannot open: out of memory", s->path);
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 10000);
+    if (s->mode == FATTN_DB_READ && sqlite3_exec(s->db, "PRAGMA query_only = ON", NULL, NULL, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot open read-only");
+    return FATTN_OK;
+}
+
+static int read_header(fattn_store *s, long long *app, long long *version, long long *tables)
+{
+    return pragma_int(s, "PRAGMA application_id", app) || pragma_int(s, "PRAGMA user_version", version)
+           || pragma_int(s, "SELECT count(*) FROM sqlite_master", tables);
+}
+
+static int retry_immutable(int code)
+{
+    return (code & 0xff) == SQLITE_READONLY || (code & 0xff) == SQLITE_CANTOPEN;
+}
+
+int fattn_store_open(const char *path, int mode, fattn_store **out)
+{
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    int rc = FATTN_EFAIL;
+    *out = NULL;
+    if (mode == FATTN_DB_READ && !exists)
+        return fattn_error(FATTN_EFAIL, "database %s does not exist; run fattn-tune compile (or search) first, or "
+                           "pass --db", path);
+    if (exists && S_ISDIR(st.st_mode))
+        return fattn_error(FATTN_EFAIL, "database %s is a directory; expected a database file", path);
+    if (mode == FATTN_DB_WRITE && !exists && fattn_make_parent_dir(path))
+        return FATTN_EFAIL;
+
+    if (mode == FATTN_DB_WRITE && writable(path, exists))
+        return FATTN_EFAIL;
+
+    fattn_store *s = fattn_xcalloc(1, sizeof *s);
+    s->path = fattn_xstrdup(path);
+    s->mode = mode;
+    long long app = 0, version = 0, tables = 0;
+    /* A WAL database the user cannot write (or whose folder they cannot
+     * write) cannot be opened normally even for reading: SQLite needs its
+     * -shm file. Reading, such a file is opened as immutable instead; the
+     * first attempt stays quiet until it is known to be the answer. */
+    int was_quiet = fattn_error_set_quiet_thread(1);
+    int bad = connect(s, 0) || read_header(s, &app, &version, &tables);
+    fattn_error_set_quiet_thread(was_quiet);
+    if (bad) {
+        int code = s->db ? sqlite3_extended_errcode(s->db) : SQLITE_NOMEM;
+        if (mode != FATTN_DB_READ || !retry_immutable(code)) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", fattn_last_error());
+            fattn_error(FATTN_EFAIL, "%s", msg);
+            goto fail;
+        }
+        if (connect(s, 1) || read_header(s, &app, &version, &tables))
+            goto fail;
+    }
+    if (app != FATTN_APPLICATION_ID && (app != 0 || version != 0 || tables != 0)) {
+        fattn_error(FATTN_EFAIL, "database %s is not a fattn-tune database (application id %lld, %lld tables); "
+                    "expected a fattn-tune database or a new path", path, app, tables);
+        goto fail;
+    }
+    if (version > fattn_schema_latest()) {
+        fattn_error(FATTN_EFAIL, "database %s has schema version %lld, newer than this fattn-tune %s understands "
+                    "(%d); use a newer fattn-tune", path, version, FATTN_VERSION, fattn_schema_latest());
+        goto fail;
+    }
+    if (mode == FATTN_DB_READ) {
+        if (version == 0) {
+            fattn_error(FATTN_EFAIL, "database %s holds no fattn-tune data yet; run fattn-tune compile (or search) "
+                        "first", path);
+            goto fail;
+        }
+        if (version < fattn_schema_latest()) {
+            fattn_error(FATTN_EFAIL, "database %s has schema version %lld; a writing command (fattn-tune compile) "
+                        "upgrades it to %d", path, version, fattn_schema_latest());
+            goto fail;
+        }
+    } else {
+        if (sqlite3_db_readonly(s->db, "main") == 1) {
+            fattn_error(FATTN_EFAIL, "database %s is read-only; expected a writable file", path);
+            goto fail;
+        }
+        if (migrate(s, version))
+            goto fail;
+        if (set_wal(s) || fattn_store_exec(s, "PRAGMA synchronous = NORMAL"))
+            goto fail;
+    }
+    if (fattn_store_exec(s, "PRAGMA foreign_keys = ON"))
+        goto fail;
+    *out = s;
+    return FATTN_OK;
+fail:
+    fattn_store_close(&s);
+    return rc;
+}
+
+void fattn_store_close(fattn_store **sp)
+{
+    fattn_store *s = *sp;
+    if (!s)
+        return;
+    if (s->db)
+        sqlite3_close_v2(s->db);
+    free(s->path);
+    free(s);
+    *sp = NULL;
+}
+
+static int prepare(fattn_store *s, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot prepare a statement");
+    return FATTN_OK;
+}
+
+static int step_done(fattn_store *s, sqlite3_stmt *st, const char *what)
+{
+    int r = sqlite3_step(st);
+    int rc = r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id)
+{
+    static const char sql[] =
+        "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
+        "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
+        "space_path, space_hash, space_json, kernel_hash, limits_json, argv) "
+        "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+        "?20, ?21, ?22, ?23)";
+    sqlite3_stmt *st;
+    char now[32], cjson[32];
+    if (prepare(s, sql, &st))
+        return FATTN_EFAIL;
+    fattn_utc_now(now);
+    snprintf(cjson, sizeof cjson, "%s", fattn_schema_cjson_version());
+    bind_text(st, 1, now);
+    bind_text(st, 2, r->command);
+    bind_text(st, 3, r->strategy);
+    if (r->has_seed)
+        sqlite3_bind_int64(st, 4, r->seed);
+    else
+        sqlite3_bind_null(st, 4);
+    sqlite3_bind_int(st, 5, r->shape.batch);
+    sqlite3_bind_int(st, 6, r->shape.heads);
+    sqlite3_bind_int(st, 7, r->shape.seqlen);
+    sqlite3_bind_int(st, 8, r->shape.head_dim);
+    sqlite3_bind_int(st, 9, r->shape.causal);
+    bind_text(st, 10, r->arch);
+    bind_text(st, 11, r->device);
+    bind_text(st, 12, r->device_json);
+    bind_text(st, 13, FATTN_VERSION);
+    bind_text(st, 14, r->nvrtc_version);
+    bind_text(st, 15, r->driver_version);
+    bind_text(st, 16, sqlite3_libversion());
+    bind_text(st, 17, cjson);
+    bind_text(st, 18, r->space_path);
+    bind_text(st, 19, r->space_hash);
+    bind_text(st, 20, r->space_json);
+    bind_text(st, 21, r->kernel_hash);
+    bind_text(st, 22, r->limits_json);
+    bind_text(st, 23, r->argv);
+    if (step_done(s, st, "cannot record the study"))
+        return FATTN_EFAIL;
+    *id = sqlite3_last_insert_rowid(s->db);
+    return FATTN_OK;
+}
+
+int fattn_store_study_end(fattn_store *s, long long id, const char *status)
+{
+    sqlite3_stmt *st;
+    char now[32];
+    if (prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3", &st))
+        return FATTN_EFAIL;
+    fattn_utc_now(now);
+    bind_text(st, 1, status);
+    bind_text(st, 2, now);
+    sqlite3_bind_int64(st, 3, id);
+    return step_done(s, st, "cannot update the study");
+}
+
+int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id)
+{
+    static const char sql[] =
+        "INSERT INTO trials (study_id, seq, config_key, block_m, block_n, block_k, num_warps, stages, unroll, "
+        "cp_async, swizzle, half2, pad_bytes, copy_colmajor, status, reason, detail, created_at, cache_key, "
+        "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
+        "smem_model, occupancy, blocks_per_sm, occupancy_limiter) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+        "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+    sqlite3_stmt *st;
+    char key[FATTN_KEY_MAX], now[32];
+    if (prepare(s, sql, &st))
+        return FATTN_EFAIL;
+    fattn_config_key(r->cfg, key);
+    fattn_utc_now(now);
+    sqlite3_bind_int64(st, 1, r->study_id);
+    sqlite3_bind_int64(st, 2, r->seq);
+    bind_text(st, 3, key);
+    for (int i = 0; i < FATTN_NPARAMS; ++i)
+        sqlite3_bind_int(st, 4 + i, r->cfg->v[i]);
+    bind_text(st, 15, r->status);
+    bind_text(st, 16, r->reason);
+    bind_text(st, 17, r->detail);
+    bind_text(st, 18, now);
+    bind_text(st, 19, r->cache_key);
+    if (r->cache_key)
+        sqlite3_bind_int(st, 20, r->cache_hit);
+    if (r->compile_ms >= 0)
+        sqlite3_bind_double(st, 21, r->compile_ms);
+    if (r->res) {
+        sqlite3_bind_int(st, 22, (int)r->res->regs);
+        sqlite3_bind_int(st, 23, (int)r->res->spill_stores);
+        sqlite3_bind_int(st, 24, (int)r->res->spill_loads);
+        sqlite3_bind_int(st, 25, (int)r->res->stack_frame);
+        sqlite3_bind_int(st, 26, (int)r->res->smem_static);
+        sqlite3_bind_int(st, 27, (int)r->res->smem_dynamic);
+    }
+    if (r->smem_model)
+        sqlite3_bind_int(st, 28, (int)r->smem_model);
+    if (r->has_occupancy) {
+        sqlite3_bind_double(st, 29, r->occupancy);
+        sqlite3_bind_int(st, 30, r->blocks_per_sm);
+        bind_text(st, 31, r->occupancy_limiter);
+    }
+    if (step_done(s, st, "cannot record the trial"))
+        return FATTN_EFAIL;
+    if (id)
+        *id = sqlite3_last_insert_rowid(s->db);
+    return FATTN_OK;
+}
+
+static char *column_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return fattn_xstrdup(t ? (const char *)t : "");
+}
+
+int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
+{
+    static const char sql[] =
+        "SELECT kernel_hash, arch, options, nvrtc_version, ok, log, cubin, compile_ms, registers, spill_stores, "
+        "spill_loads, stack_frame, smem_static, smem_dynamic, threads FROM compile_cache WHERE key = ?1";
+    sqlite3_stmt *st;
+    if (prepare(s, sql, &st))
+        return FATTN_EFAIL;
+    bind_text(st, 1, key);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    if (r != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read the compile cache");
+    }
+    memset(e, 0, sizeof *e);
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->kernel_hash = column_dup(st, 0);
+    e->arch = column_dup(st, 1);
+    e->options = column_dup(st, 2);
+    e->nvrtc_version = column_dup(st, 3);
+    e->ok = sqlite3_column_int(st, 4);
+    e->log = column_dup(st, 5);
+    e->cubin_size = (size_t)sqlite3_column_bytes(st, 6);
+    if (e->cubin_size) {
+        e->cubin = fattn_xmalloc(e->cubin_size);
+        memcpy(e->cubin, sqlite3_column_blob(st, 6), e->cubin_size);
+    }
+    e->compile_ms = sqlite3_column_double(st, 7);
+    e->res.ok = e->ok;
+    e->res.log = e->log;
+    e->res.regs = (unsigned)sqlite3_column_int(st, 8);
+    e->res.spill_stores = (unsigned)sqlite3_column_int(st, 9);
+    e->res.spill_loads = (unsigned)sqlite3_column_int(st, 10);
+    e->res.stack_frame = (unsigned)sqlite3_column_int(st, 11);
+    e->res.smem_static = (unsigned)sqlite3_column_int(st, 12);
+    e->res.smem_dynamic = (unsigned)sqlite3_column_int(st, 13);
+    e->res.threads = (unsigned)sqlite3_column_int(st, 14);
+    sqlite3_finalize(st);
+    return 1;
+}
+
+int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
+{
+    static const char sql[] =
+        "INSERT OR REPLACE INTO compile_cache (key, kernel_hash, arch, options, nvrtc_version, created_at, ok, log, "
+        "cubin, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, threads) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+    sqlite3_stmt *st;
+    char now[32];
+    if (prepare(s, sql, &st))
+        return FATTN_EFAIL;
+    fattn_utc_now(now);
+    bind_text(st, 1, e->key);
+    bind_text(st, 2, e->kernel_hash);
+    bind_text(st, 3, e->arch);
+    bind_text(st, 4, e->options);
+    bind_text(st, 5, e->nvrtc_version);
+    bind_text(st, 6, now);
+    sqlite3_bind_int(st, 7, e->ok);
+    bind_text(st, 8, e->log);
+    if (e->cubin)
+        sqlite3_bind_blob(st, 9, e->cubin, (int)e->cubin_size, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 9);
+    sqlite3_bind_double(st, 10, e->compile_ms);
+    if (e->ok) {
+        sqlite3_bind_int(st, 11, (int)e->res.regs);
+        sqlite3_bind_int(st, 12, (int)e->res.spill_stores);
+        sqlite3_bind_int(st, 13, (int)e->res.spill_loads);
+        sqlite3_bind_int(st, 14, (int)e->res.stack_frame);
+        sqlite3_bind_int(st, 15, (int)e->res.smem_static);
+        sqlite3_bind_int(st, 16, (int)e->res.smem_dynamic);
+        sqlite3_bind_int(st, 17, (int)e->res.threads);
+    }
+    return step_done(s, st, "cannot store a compile-cache entry");
+}
+
+void fattn_cache_entry_release(fattn_cache_entry *e)
+{
+    free(e->kernel_hash);
+    free(e->arch);
+    free(e->options);
+    free(e->nvrtc_version);
+    free(e->log);
+    free(e->cubin);
+    memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,129 @@
+/*
+ * store.h - the results database: the user's lab notebook.
+ *
+ * One SQLite file (default results/fattn.db) holds studies, trials, timing
+ * samples, confirmation runs and the compile cache; docs/schema.md describes
+ * every table. The file is marked with PRAGMA application_id 'FATT' and
+ * versioned by PRAGMA user_version; opening for writing applies the missing
+ * migrations, each in its own transaction. WAL mode; each trial commits in
+ * its own transaction, so a crash or kill -9 loses at most the trial in
+ * flight.
+ *
+ * Opening checks everything before writing anything: a file that is not a
+ * database, another program's database, a newer schema or a read-only file
+ * is reported in one line (FATTN_EFAIL) and left byte-for-byte as it was.
+ * All SQLite errors are turned into messages in one place (store.c).
+ */
+#ifndef FATTN_STORE_STORE_H
+#define FATTN_STORE_STORE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "compile/postgates.h"
+#include "space/params.h"
+#include "target/shape.h"
+
+#define FATTN_DEFAULT_DB "results/fattn.db"
+#define FATTN_APPLICATION_ID 0x46415454 /* 'FATT' */
+
+typedef struct fattn_store fattn_store;
+
+enum fattn_store_mode { FATTN_DB_READ, FATTN_DB_WRITE };
+
+/* The schema version this build writes. */
+int fattn_store_schema_version(void);
+
+/* Opens `path`. FATTN_DB_WRITE creates the file (and its folder) when
+ * missing and migrates it; FATTN_DB_READ opens an existing database
+ * read-only. */
+int fattn_store_open(const char *path, int mode, fattn_store **out);
+
+/* Closes and sets *s to NULL. */
+void fattn_store_close(fattn_store **s);
+
+sqlite3 *fattn_store_db(fattn_store *s);
+const char *fattn_store_path(const fattn_store *s);
+
+/* Reports the connection's last error as "database PATH: WHAT: message";
+ * returns FATTN_EFAIL. */
+int fattn_store_fail(fattn_store *s, const char *what);
+
+/* Runs SQL without results. */
+int fattn_store_exec(fattn_store *s, const char *sql);
+
+/* Transactions (BEGIN IMMEDIATE / COMMIT / ROLLBACK). */
+int fattn_store_begin(fattn_store *s);
+int fattn_store_commit(fattn_store *s);
+void fattn_store_rollback(fattn_store *s);
+
+typedef struct fattn_study_rec {
+    const char *command;        /* "compile", "search", ... */
+    const char *strategy;
+    long long seed;
+    int has_seed;
+    fattn_shape shape;
+    const char *arch;
+    const char *device;         /* NULL without a GPU */
+    const char *device_json;
+    const char *driver_version;
+    const char *nvrtc_version;
+    const char *space_path;
+    const char *space_hash;
+    const char *space_json;
+    const char *kernel_hash;
+    const char *limits_json;
+    const char *argv;           /* the command line */
+} fattn_study_rec;
+
+/* Creates a study with status 'running'. */
+int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id);
+
+/* Sets a study's status ('done', 'interrupted', 'failed') and end time. */
+int fattn_store_study_end(fattn_store *s, long long id, const char *status);
+
+typedef struct fattn_trial_rec {
+    long long study_id;
+    long long seq;              /* order within the study */
+    const fattn_config *cfg;
+    const char *status;         /* 'rejected', 'compiled', ... */
+    const char *reason;         /* gate code, NULL when none */
+    const char *detail;
+    const char *cache_key;      /* NULL when not compiled */
+    int cache_hit;
+    double compile_ms;          /* < 0 when not compiled */
+    const fattn_compiled *res;  /* NULL when not compiled */
+    unsigned smem_model;        /* layout model's bytes; 0 when unknown */
+    int has_occupancy;
+    double occupancy;
+    int blocks_per_sm;
+    const char *occupancy_limiter;
+} fattn_trial_rec;
+
+/* Inserts a trial (call inside a transaction to group it with a cache entry). */
+int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id);
+
+typedef struct fattn_cache_entry {
+    char key[65];
+    char *kernel_hash;
+    char *arch;
+    char *options;
+    char *nvrtc_version;
+    int ok;
+    char *log;
+    void *cubin;
+    size_t cubin_size;
+    double compile_ms;
+    fattn_compiled res;         /* res.log aliases log */
+} fattn_cache_entry;
+
+/* Looks a key up: returns 1 and fills *e (release it) when found, 0 when
+ * not, FATTN_EFAIL on error. */
+int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e);
+
+/* Stores an entry (insert or replace). */
+int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e);
+
+void fattn_cache_entry_release(fattn_cache_entry *e);
+
+#endif

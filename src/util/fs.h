@@ -1,0 +1,22 @@
+/*
+ * fs.h - small file-system helpers.
+ */
+#ifndef FATTN_UTIL_FS_H
+#define FATTN_UTIL_FS_H
+
+#include <stddef.h>
+
+/* Reads a whole file into a NUL-terminated buffer the caller frees. On error
+ * reports "<what> <path>: <reason>" and returns `code`. */
+int fattn_read_file(const char *path, const char *what, int code, char **out, size_t *len);
+
+/* Creates the directory holding `path` (one level) if it is missing. */
+int fattn_make_parent_dir(const char *path);
+
+/* Joins a directory and a name into a newly allocated path. */
+char *fattn_path_join(const char *dir, const char *name);
+
+/* 1 if `path` names an existing directory, 0 otherwise. */
+int fattn_is_dir(const char *path);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * misc.c - clocks, timestamps, random numbers and strict number parsing.
+ */
+#include "util/misc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+double fattn_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void fattn_utc_now(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void fattn_rng_seed(fattn_rng *r, uint64_t seed)
+{
+    r->state = seed;
+}
+
+uint64_t fattn_rng_next(fattn_rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t fattn_rng_below(fattn_rng *r, uint64_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n, x;
+    do
+        x = fattn_rng_next(r);
+    while (x >= limit);
+    return x % n;
+}
+
+int fattn_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fattn_parse_double(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fattn_parse_bytes(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *suffix;
+        uint64_t mult;
+    } units[] = {
+        {"", 1}, {"b", 1}, {"k", 1024}, {"kib", 1024}, {"kb", 1024}, {"m", 1u << 20}, {"mib", 1u << 20},
+        {"mb", 1u << 20}, {"g", 1u << 30}, {"gib", 1u << 30}, {"gb", 1u << 30},
+    };
+    char *end;
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; ++i) {
+        if (strcasecmp(end, units[i].suffix) == 0) {
+            if (v > UINT64_MAX / units[i].mult)
+                return -1;
+            *out = (uint64_t)v * units[i].mult;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void fattn_format_bytes(uint64_t bytes, char *out, size_t n)
+{
+    if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
+        snprintf(out, n, "%llu GiB", (unsigned long long)(bytes >> 30));
+    else if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+        snprintf(out, n, "%llu MiB", (unsigned long long)(bytes >> 20));
+    else if (bytes >= 1024 && bytes % 1024 == 0)
+        snprintf(out, n, "%llu KiB", (unsigned long long)(bytes >> 10));
+    else
+        snprintf(out, n, "%llu B", (unsigned long long)bytes);
+}

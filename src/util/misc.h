@@ -1,0 +1,34 @@
+/*
+ * misc.h - clocks, timestamps, a seeded random stream and number parsing.
+ */
+#ifndef FATTN_UTIL_MISC_H
+#define FATTN_UTIL_MISC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic time in milliseconds. */
+double fattn_now_ms(void);
+
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
+void fattn_utc_now(char out[32]);
+
+/* splitmix64: a small, seeded, reproducible random stream. */
+typedef struct fattn_rng {
+    uint64_t state;
+} fattn_rng;
+void fattn_rng_seed(fattn_rng *r, uint64_t seed);
+uint64_t fattn_rng_next(fattn_rng *r);
+/* Uniform integer in [0, n). */
+uint64_t fattn_rng_below(fattn_rng *r, uint64_t n);
+
+/* Parses a whole string as a decimal integer in [min, max]; 0 on success. */
+int fattn_parse_long(const char *s, long min, long max, long *out);
+/* Parses a whole string as a finite double; 0 on success. */
+int fattn_parse_double(const char *s, double *out);
+/* Parses a byte count: "49152", "48K", "48KiB", "100k", "2M", "20000MiB", "1G". */
+int fattn_parse_bytes(const char *s, uint64_t *out);
+/* Formats bytes as "48 KiB" style when exact, else as a plain number. */
+void fattn_format_bytes(uint64_t bytes, char *out, size_t n);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * sha256.h - SHA-256 (FIPS 180-4), used for the compile-cache key and the
+ * space and kernel hashes recorded in every study.
+ */
+#ifndef FATTN_UTIL_SHA256_H
+#define FATTN_UTIL_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fattn_sha256 {
+    uint32_t h[8];
+    uint64_t bytes;
+    unsigned char block[64];
+    size_t fill;
+} fattn_sha256;
+
+void fattn_sha256_init(fattn_sha256 *c);
+void fattn_sha256_update(fattn_sha256 *c, const void *data, size_t n);
+void fattn_sha256_final(fattn_sha256 *c, unsigned char out[32]);
+/* Hex digest (64 characters + NUL) of one buffer. */
+void fattn_sha256_hex(const void *data, size_t n, char out[65]);
+void fattn_hex(const unsigned char *bytes, size_t n, char *out);
+
+#endif

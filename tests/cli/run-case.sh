@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# run-case.sh - runs one declarative CLI case (tests/cli/cases/*.case).
+#
+#   run-case.sh TOOL FIXTURE_DB SOURCE_ROOT CASE_FILE
+#
+# A case file holds "Key: value" lines:
+#   Setup: NAME [NAME...]    prepare the case folder (see setup_* below)
+#   Args: ...                fattn-tune's arguments (shell words; $SRC is the
+#                            source root, $HERE the case folder)
+#   Env: VAR=value           extra environment (repeatable)
+#   AsNobody: yes            run as an unprivileged user (read-only tests as root)
+#   ExpectedExitCode: N      (default 0)
+#   ExpectedStdout: REGEX    a line of stdout matches (repeatable, grep -E)
+#   NotExpectedStdout: REGEX no line of stdout matches (repeatable)
+#   ExpectedStderr: REGEX    a line of stderr matches (repeatable)
+#   StderrLines: N           stderr has exactly N lines
+#   DbUnchanged: yes         fattn.db and the folder's file list are byte-for-
+#                            byte what they were before the command
+#   FileUnchanged: PATH      the same for another file
+# Exit: 0 pass, 1 fail, 77 skip (AsNobody without a way to drop privileges).
+set -u
+
+tool=$(realpath "$1")
+fixture=$(realpath "$2")
+SRC=$(realpath "$3")
+case_file=$4
+name=$(basename "$case_file" .case)
+
+HERE=$(mktemp -d "/tmp/fattn-cli-$name.XXXXXX")
+chmod 755 "$HERE"
+trap 'chmod -R u+w "$HERE" 2>/dev/null; rm -rf "$HERE"' EXIT
+cd "$HERE" || exit 99
+
+fail() {
+    echo "FAIL $name: $*" >&2
+    echo "--- args: ${args[*]:-}" >&2
+    echo "--- stdout:" >&2
+    cat out.txt >&2 2>/dev/null
+    echo "--- stderr:" >&2
+    cat err.txt >&2 2>/dev/null
+    exit 1
+}
+
+field() { sed -n "s/^$1: //p" "$case_file"; }
+
+# Setups.
+setup_db() { "$tool" -q compile --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=32,NUM_WARPS=8 --db fattn.db >/dev/null || exit 99; }
+setup_timed_db() { "$fixture" timed fattn.db >/dev/null || exit 99; }
+setup_corrupt_db() { head -c 8192 /dev/urandom >fattn.db; }
+setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
+setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
+setup_foreign_db() { "$fixture" foreign fattn.db || exit 99; }
+setup_readonly_db() { setup_db; chmod 444 fattn.db; }
+setup_kernels() { mkdir kernels && cp "$SRC"/kernels/*.cu "$SRC"/kernels/*.h kernels/; }
+setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
+setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }
+setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
+
+for s in $(field Setup); do
+    "setup_${s//-/_}"
+done
+
+digest() {
+    [ -e "$1" ] || { echo missing; return; }
+    sha256sum "$1" | cut -d' ' -f1
+}
+listing() { ls -A1 | grep -v -e '^out.txt$' -e '^err.txt$' | tr '\n' ' '; }
+db_before=$(digest fattn.db)
+list_before=$(listing)
+declare -A file_before
+while IFS= read -r f; do file_before[$f]=$(digest "$f"); done < <(field FileUnchanged)
+
+eval "args=($(field Args))"
+envs=()
+while IFS= read -r e; do [ -n "$e" ] && envs+=("$e"); done < <(field Env)
+
+runner=()
+if [ "$(field AsNobody)" = yes ] && [ "$(id -u)" = 0 ]; then
+    if command -v setpriv >/dev/null; then
+        runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    else
+        echo "SKIP $name: running as root and no setpriv to drop privileges" >&2
+        exit 77
+    fi
+fi
+
+env "${envs[@]}" "${runner[@]}" "$tool" "${args[@]}" >out.txt 2>err.txt
+code=$?
+
+expected=$(field ExpectedExitCode)
+[ "$code" = "${expected:-0}" ] || fail "exit code $code, expected ${expected:-0}"
+while IFS= read -r re; do
+    [ -z "$re" ] || grep -Eq -- "$re" out.txt || fail "no stdout line matches: $re"
+done < <(field ExpectedStdout)
+while IFS= read -r re; do
+    [ -z "$re" ] || ! grep -Eq -- "$re" out.txt || fail "a stdout line matches: $re"
+done < <(field NotExpectedStdout)
+while IFS= read -r re; do
+    [ -z "$re" ] || grep -Eq -- "$re" err.txt || fail "no stderr line matches: $re"
+done < <(field ExpectedStderr)
+lines=$(field StderrLines)
+if [ -n "$lines" ]; then
+    got=$(wc -l <err.txt)
+    [ "$got" = "$lines" ] || fail "stderr has $got lines, expected $lines"
+fi
+if [ "$(field DbUnchanged)" = yes ]; then
+    [ "$(digest fattn.db)" = "$db_before" ] || fail "fattn.db changed"
+    [ "$(listing)" = "$list_before" ] || fail "files changed: before [$list_before] after [$(listing)]"
+fi
+for f in "${!file_before[@]}"; do
+    [ "$(digest "$f")" = "${file_before[$f]}" ] || fail "$f changed"
+done
+echo "ok $name"
+exit 0

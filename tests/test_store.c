@@ -1,0 +1,237 @@
+/*
+ * test_store.c - the results database: creation and migration, refusing
+ * corrupt, foreign, newer-schema and missing files without changing a byte,
+ * trials and compile-cache entries round-tripping, a transaction per trial.
+ */
+#include "t.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/schema.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+
+static char dir[64];
+
+static char *path(const char *name)
+{
+    static char p[4][256];
+    static int i;
+    char *s = p[i++ % 4];
+    snprintf(s, 256, "%s/%s", dir, name);
+    return s;
+}
+
+static void file_hash(const char *p, char out[65])
+{
+    char *text;
+    size_t len;
+    if (fattn_read_file(p, "file", FATTN_EFAIL, &text, &len)) {
+        strcpy(out, "unreadable");
+        return;
+    }
+    fattn_sha256_hex(text, len, out);
+    free(text);
+}
+
+static void raw_sql(const char *p, const char *sql)
+{
+    sqlite3 *db;
+    if (sqlite3_open(p, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        exit(T_HARNESS);
+    sqlite3_close(db);
+}
+
+static long long pragma(fattn_store *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void create_and_reopen(void)
+{
+    fattn_store *s;
+    /* A new path in a folder that does not exist yet. */
+    CHECK_INT(fattn_store_open(path("new/fattn.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
+    CHECK_INT(pragma(s, "PRAGMA application_id"), FATTN_APPLICATION_ID);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM sqlite_master WHERE name IN ('studies', 'trials', 'samples', "
+                        "'confirmations', 'confirmation_samples', 'compile_cache')"), 6);
+    fattn_store_close(&s);
+    CHECK(s == NULL);
+    CHECK_INT(fattn_store_open(path("new/fattn.db"), FATTN_DB_READ, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
+    fattn_store_close(&s);
+    /* An empty file is a new database. */
+    FILE *f = fopen(path("empty.db"), "w");
+    fclose(f);
+    CHECK_INT(fattn_store_open(path("empty.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
+    fattn_store_close(&s);
+}
+
+static void refusals(void)
+{
+    fattn_store *s = NULL;
+    char before[65], after[65];
+
+    /* Missing, for reading. */
+    CHECK_INT(fattn_store_open(path("missing.db"), FATTN_DB_READ, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "does not exist");
+    CHECK(access(path("missing.db"), F_OK) != 0);
+
+    /* Not a database at all. */
+    FILE *f = fopen(path("garbage.db"), "w");
+    for (int i = 0; i < 4096; ++i)
+        fputc((i * 7919) & 0xff, f);
+    fclose(f);
+    file_hash(path("garbage.db"), before);
+    CHECK_INT(fattn_store_open(path("garbage.db"), FATTN_DB_WRITE, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "not a SQLite database or corrupt");
+    file_hash(path("garbage.db"), after);
+    CHECK_STR(after, before);
+    CHECK(access(path("garbage.db-wal"), F_OK) != 0);
+
+    /* Another program's database. */
+    raw_sql(path("other.db"), "CREATE TABLE customers (id INTEGER)");
+    file_hash(path("other.db"), before);
+    CHECK_INT(fattn_store_open(path("other.db"), FATTN_DB_WRITE, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "not a fattn-tune database");
+    file_hash(path("other.db"), after);
+    CHECK_STR(after, before);
+
+    /* A newer schema. */
+    CHECK_INT(fattn_store_open(path("newer.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    fattn_store_close(&s);
+    raw_sql(path("newer.db"), "PRAGMA user_version = 99");
+    file_hash(path("newer.db"), before);
+    CHECK_INT(fattn_store_open(path("newer.db"), FATTN_DB_WRITE, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "schema version 99, newer than this fattn-tune");
+    CHECK_INT(fattn_store_open(path("newer.db"), FATTN_DB_READ, &s), FATTN_EFAIL);
+    file_hash(path("newer.db"), after);
+    CHECK_STR(after, before);
+
+    /* A directory. */
+    CHECK_INT(fattn_store_open(dir, FATTN_DB_WRITE, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "is a directory");
+
+    /* A fattn-tune header with no data: nothing to read. */
+    f = fopen(path("blank.db"), "w");
+    fclose(f);
+    CHECK_INT(fattn_store_open(path("blank.db"), FATTN_DB_READ, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "holds no fattn-tune data yet");
+
+    /* A truncated database: the header survives, the pages do not. */
+    CHECK_INT(fattn_store_open(path("cut.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    fattn_store_close(&s);
+    CHECK(truncate(path("cut.db"), 100) == 0);
+    file_hash(path("cut.db"), before);
+    CHECK(fattn_store_open(path("cut.db"), FATTN_DB_WRITE, &s) == FATTN_EFAIL);
+    file_hash(path("cut.db"), after);
+    CHECK_STR(after, before);
+}
+
+static void trials_and_cache(void)
+{
+    fattn_store *s;
+    long long study, trial;
+    CHECK_INT(fattn_store_open(path("rt.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    fattn_study_rec sr = {.command = "compile", .strategy = "all survivors", .shape = {2, 8, 512, 64, 1},
+                          .arch = "sm_90", .nvrtc_version = "13.0", .space_hash = "abc", .kernel_hash = "def",
+                          .limits_json = "{}"};
+    CHECK_INT(fattn_store_study_begin(s, &sr, &study), FATTN_OK);
+    CHECK_INT(study, 1);
+
+    fattn_config c;
+    fattn_config_default(&c);
+    fattn_compiled res = {.ok = 1, .regs = 121, .spill_stores = 4, .spill_loads = 8, .stack_frame = 16,
+                          .smem_static = 0, .smem_dynamic = 16384, .threads = 128};
+    fattn_trial_rec tr = {.study_id = study, .seq = 0, .cfg = &c, .status = "compiled", .detail = "fine",
+                          .cache_key = "k1", .cache_hit = 0, .compile_ms = 321.5, .res = &res, .smem_model = 16384,
+                          .has_occupancy = 1, .occupancy = 0.25, .blocks_per_sm = 4, .occupancy_limiter = "registers"};
+    CHECK_INT(fattn_store_begin(s), FATTN_OK);
+    CHECK_INT(fattn_store_trial_add(s, &tr, &trial), FATTN_OK);
+    CHECK_INT(fattn_store_commit(s), FATTN_OK);
+    /* A second trial with the same (study, seq) violates the schema and is
+     * rolled back without touching the first. */
+    CHECK_INT(fattn_store_begin(s), FATTN_OK);
+    CHECK_INT(fattn_store_trial_add(s, &tr, NULL), FATTN_EFAIL);
+    fattn_store_rollback(s);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM trials"), 1);
+    CHECK_INT(pragma(s, "SELECT registers + spill_stores + spill_loads + stack_frame FROM trials"), 121 + 4 + 8 + 16);
+    CHECK_INT(pragma(s, "SELECT block_m * 1000 + num_warps FROM trials WHERE config_key = "
+                        "'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1'"), 64004);
+    CHECK_INT(fattn_store_study_end(s, study, "done"), FATTN_OK);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE status = 'done' AND finished_at IS NOT NULL"), 1);
+
+    unsigned char cubin[1000];
+    for (int i = 0; i < 1000; ++i)
+        cubin[i] = (unsigned char)(i * 31);
+    fattn_cache_entry e = {.kernel_hash = "kh", .arch = "sm_90", .options = "-DBLOCK_M=64", .nvrtc_version = "13.0",
+                           .ok = 1, .log = "ptxas info", .cubin = cubin, .cubin_size = sizeof cubin,
+                           .compile_ms = 250, .res = res};
+    strcpy(e.key, "k1");
+    CHECK_INT(fattn_store_cache_put(s, &e), FATTN_OK);
+    fattn_cache_entry got;
+    CHECK_INT(fattn_store_cache_get(s, "k1", &got), 1);
+    CHECK_INT(got.cubin_size, sizeof cubin);
+    CHECK(memcmp(got.cubin, cubin, sizeof cubin) == 0);
+    CHECK_STR(got.log, "ptxas info");
+    CHECK_STR(got.options, "-DBLOCK_M=64");
+    CHECK_INT(got.res.regs, 121);
+    CHECK_INT(got.res.smem_dynamic, 16384);
+    CHECK_INT(got.res.threads, 128);
+    CHECK(got.res.log == got.log);
+    fattn_cache_entry_release(&got);
+    CHECK_INT(fattn_store_cache_get(s, "nope", &got), 0);
+    fattn_store_close(&s);
+
+    /* WAL mode, and what was committed is there after reopening. */
+    CHECK_INT(fattn_store_open(path("rt.db"), FATTN_DB_READ, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM compile_cache"), 1);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(fattn_store_db(s), "PRAGMA journal_mode", -1, &st, NULL);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0);
+    sqlite3_finalize(st);
+    fattn_store_close(&s);
+}
+
+static void migration_from_empty(void)
+{
+    /* A version-0 database (a fresh sqlite file with no tables) is migrated
+     * through every step to the latest version. */
+    fattn_store *s;
+    raw_sql(path("v0.db"), "PRAGMA user_version = 0");
+    CHECK_INT(fattn_store_open(path("v0.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
+    fattn_store_close(&s);
+    for (int v = 1; v <= fattn_schema_latest(); ++v)
+        CHECK(fattn_schema_migration(v) != NULL);
+    CHECK(fattn_schema_migration(0) == NULL);
+    CHECK(fattn_schema_migration(fattn_schema_latest() + 1) == NULL);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/fattn-store-XXXXXX");
+    if (!mkdtemp(dir))
+        return T_HARNESS;
+    fattn_error_set_quiet(1);
+    T_RUN(create_and_reopen);
+    T_RUN(refusals);
+    T_RUN(trials_and_cache);
+    T_RUN(migration_from_empty);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return t_exit();
+}

@@ -1,0 +1,121 @@
+/*
+ * test_util.c - SHA-256 against the FIPS 180-4 examples, strict number and
+ * byte-count parsing, growing strings, the seeded random stream.
+ */
+#include "t.h"
+
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/sha256.h"
+#include "util/strbuf.h"
+
+static void sha256_vectors(void)
+{
+    char hex[65];
+    fattn_sha256_hex("abc", 3, hex);
+    CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    fattn_sha256_hex("", 0, hex);
+    CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    fattn_sha256_hex(two, strlen(two), hex);
+    CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+
+    /* One million 'a', fed in uneven pieces to exercise the block buffer. */
+    fattn_sha256 c;
+    unsigned char d[32];
+    char chunk[997];
+    memset(chunk, 'a', sizeof chunk);
+    fattn_sha256_init(&c);
+    size_t left = 1000000;
+    while (left) {
+        size_t n = left < sizeof chunk ? left : sizeof chunk;
+        fattn_sha256_update(&c, chunk, n);
+        left -= n;
+    }
+    fattn_sha256_final(&c, d);
+    fattn_hex(d, 32, hex);
+    CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+static void numbers(void)
+{
+    long v;
+    double d;
+    uint64_t b;
+    CHECK(fattn_parse_long("512", 1, 1000, &v) == 0 && v == 512);
+    CHECK(fattn_parse_long("0", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_long("-3", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_long("12x", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_long(" 12", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_long("", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_long("99999999999999999999", 1, 1000, &v) != 0);
+    CHECK(fattn_parse_double("0.5", &d) == 0 && d == 0.5);
+    CHECK(fattn_parse_double("nan", &d) != 0);
+    CHECK(fattn_parse_double("1e999", &d) != 0);
+    CHECK(fattn_parse_bytes("49152", &b) == 0 && b == 49152);
+    CHECK(fattn_parse_bytes("48K", &b) == 0 && b == 49152);
+    CHECK(fattn_parse_bytes("48KiB", &b) == 0 && b == 49152);
+    CHECK(fattn_parse_bytes("20000M", &b) == 0 && b == 20000ull << 20);
+    CHECK(fattn_parse_bytes("1G", &b) == 0 && b == 1ull << 30);
+    CHECK(fattn_parse_bytes("48 K", &b) != 0);
+    CHECK(fattn_parse_bytes("K", &b) != 0);
+    CHECK(fattn_parse_bytes("-1", &b) != 0);
+    CHECK(fattn_parse_bytes("99999999999999999999G", &b) != 0);
+    char s[32];
+    fattn_format_bytes(49152, s, sizeof s);
+    CHECK_STR(s, "48 KiB");
+    fattn_format_bytes(20000ull << 20, s, sizeof s);
+    CHECK_STR(s, "20000 MiB");
+    fattn_format_bytes(1000, s, sizeof s);
+    CHECK_STR(s, "1000 B");
+}
+
+static void strings(void)
+{
+    fattn_strbuf sb;
+    fattn_sb_init(&sb);
+    CHECK_STR(sb.s, "");
+    for (int i = 0; i < 1000; ++i)
+        fattn_sb_addf(&sb, "%d,", i % 10);
+    CHECK_INT(sb.len, 2000);
+    CHECK(strncmp(sb.s, "0,1,2,", 6) == 0);
+    char *s = fattn_sb_detach(&sb);
+    CHECK_INT(strlen(s), 2000);
+    CHECK_STR(sb.s, "");
+    free(s);
+    fattn_sb_release(&sb);
+}
+
+static void random_stream(void)
+{
+    fattn_rng a, b;
+    fattn_rng_seed(&a, 42);
+    fattn_rng_seed(&b, 42);
+    for (int i = 0; i < 100; ++i)
+        CHECK(fattn_rng_next(&a) == fattn_rng_next(&b));
+    int seen[10] = {0};
+    for (int i = 0; i < 10000; ++i)
+        seen[fattn_rng_below(&a, 10)]++;
+    for (int i = 0; i < 10; ++i)
+        CHECK(seen[i] > 800 && seen[i] < 1200);
+}
+
+static void errors(void)
+{
+    fattn_error_set_quiet(1);
+    CHECK_INT(fattn_error(FATTN_EUSAGE, "bad %s", "thing"), FATTN_EUSAGE);
+    CHECK_STR(fattn_last_error(), "bad thing");
+    CHECK_INT(fattn_exit_status(FATTN_OK), 0);
+    CHECK_INT(fattn_exit_status(FATTN_EFAIL), 1);
+    CHECK_INT(fattn_exit_status(FATTN_EUSAGE), 2);
+}
+
+int main(void)
+{
+    T_RUN(sha256_vectors);
+    T_RUN(numbers);
+    T_RUN(strings);
+    T_RUN(random_stream);
+    T_RUN(errors);
+    return t_exit();
+}
