@@ -40,11 +40,19 @@ static int timed(const char *path)
     long long study;
     if (fattn_store_open(path, FATTN_DB_WRITE, &s))
         return 99;
-    fattn_study_rec sr = {.command = "search", .strategy = "exhaustive", .seed = 7, .has_seed = 1,
-                          .shape = {2, 8, 512, 64, 0}, .arch = "sm_90",
-                          .device = "NVIDIA H100 80GB HBM3 (test fixture)", .nvrtc_version = "13.0",
-                          .space_path = "search/space.json", .space_hash = "fixture", .kernel_hash = "fixture",
-                          .limits_json = "{}", .argv = "fixture_db timed"};
+    fattn_study_rec sr = {.command = "search",
+                          .strategy = "exhaustive",
+                          .seed = 7,
+                          .has_seed = 1,
+                          .shape = {2, 8, 512, 64, 0},
+                          .arch = "sm_90",
+                          .device = "NVIDIA H100 80GB HBM3 (test fixture)",
+                          .nvrtc_version = "13.0",
+                          .space_path = "search/space.json",
+                          .space_hash = "fixture",
+                          .kernel_hash = "fixture",
+                          .limits_json = "{}",
+                          .argv = "fixture_db timed"};
     if (fattn_store_study_begin(s, &sr, &study))
         return 99;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
@@ -53,14 +61,20 @@ static int timed(const char *path)
         char sql[512];
         if (fattn_config_parse(rows[i].key, "fixture", &c))
             return 99;
-        fattn_trial_rec tr = {.study_id = study, .seq = (long long)i, .cfg = &c, .status = rows[i].status,
-                              .reason = rows[i].reason, .detail = "test fixture", .compile_ms = -1};
+        fattn_trial_rec tr = {.study_id = study,
+                              .seq = (long long)i,
+                              .cfg = &c,
+                              .status = rows[i].status,
+                              .reason = rows[i].reason,
+                              .detail = "test fixture",
+                              .compile_ms = -1};
         if (fattn_store_trial_add(s, &tr, &id))
             return 99;
         if (rows[i].median > 0) {
             snprintf(sql, sizeof sql,
                      "UPDATE trials SET median_us = %g, p10_us = %g, p90_us = %g, tflops = %g, gbps = %g "
-                     "WHERE id = %lld", rows[i].median, rows[i].p10, rows[i].p90, 1.073741824e9 / rows[i].median / 1e6,
+                     "WHERE id = %lld",
+                     rows[i].median, rows[i].p10, rows[i].p90, 1.073741824e9 / rows[i].median / 1e6,
                      4194304.0 / rows[i].median / 1e3, id);
             if (fattn_store_exec(s, sql))
                 return 99;

@@ -18,76 +18,75 @@ static int t_failures;
 static int t_checks;
 static const char *t_case = "";
 
-#define T_SKIP 77
+#define T_SKIP    77
 #define T_HARNESS 99
 
-#define CHECK(cond)                                                                                   \
-    do {                                                                                              \
-        ++t_checks;                                                                                   \
-        if (!(cond)) {                                                                                \
-            ++t_failures;                                                                             \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, t_case, #cond);      \
-        }                                                                                             \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        ++t_checks;                                                                                                    \
+        if (!(cond)) {                                                                                                 \
+            ++t_failures;                                                                                              \
+            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, t_case, #cond);                       \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_INT(a, b)                                                                               \
-    do {                                                                                              \
-        long long t_a_ = (long long)(a), t_b_ = (long long)(b);                                       \
-        ++t_checks;                                                                                   \
-        if (t_a_ != t_b_) {                                                                           \
-            ++t_failures;                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, t_case, \
-                    #a, t_a_, #b, t_b_);                                                              \
-        }                                                                                             \
+#define CHECK_INT(a, b)                                                                                                \
+    do {                                                                                                               \
+        long long t_a_ = (long long)(a), t_b_ = (long long)(b);                                                        \
+        ++t_checks;                                                                                                    \
+        if (t_a_ != t_b_) {                                                                                            \
+            ++t_failures;                                                                                              \
+            fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, t_case, #a, t_a_, #b,  \
+                    t_b_);                                                                                             \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                                         \
-    do {                                                                                              \
-        double t_a_ = (double)(a), t_b_ = (double)(b);                                                \
-        ++t_checks;                                                                                   \
-        if (!(fabs(t_a_ - t_b_) <= (tol))) {                                                          \
-            ++t_failures;                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s == %.9g, expected %.9g\n", __FILE__, __LINE__, t_case, #a,  \
-                    t_a_, t_b_);                                                                      \
-        }                                                                                             \
+#define CHECK_NEAR(a, b, tol)                                                                                          \
+    do {                                                                                                               \
+        double t_a_ = (double)(a), t_b_ = (double)(b);                                                                 \
+        ++t_checks;                                                                                                    \
+        if (!(fabs(t_a_ - t_b_) <= (tol))) {                                                                           \
+            ++t_failures;                                                                                              \
+            fprintf(stderr, "%s:%d: %s: %s == %.9g, expected %.9g\n", __FILE__, __LINE__, t_case, #a, t_a_, t_b_);     \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                               \
-    do {                                                                                              \
-        const char *t_a_ = (a), *t_b_ = (b);                                                          \
-        ++t_checks;                                                                                   \
-        if (!t_a_ || strcmp(t_a_, t_b_) != 0) {                                                       \
-            ++t_failures;                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, t_case,  \
-                    #a, t_a_ ? t_a_ : "(null)", t_b_);                                                \
-        }                                                                                             \
+#define CHECK_STR(a, b)                                                                                                \
+    do {                                                                                                               \
+        const char *t_a_ = (a), *t_b_ = (b);                                                                           \
+        ++t_checks;                                                                                                    \
+        if (!t_a_ || strcmp(t_a_, t_b_) != 0) {                                                                        \
+            ++t_failures;                                                                                              \
+            fprintf(stderr, "%s:%d: %s: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, t_case, #a,              \
+                    t_a_ ? t_a_ : "(null)", t_b_);                                                                     \
+        }                                                                                                              \
     } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                                                   \
-    do {                                                                                              \
-        const char *t_h_ = (hay), *t_n_ = (needle);                                                   \
-        ++t_checks;                                                                                   \
-        if (!t_h_ || !strstr(t_h_, t_n_)) {                                                           \
-            ++t_failures;                                                                             \
-            fprintf(stderr, "%s:%d: %s: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, t_case, \
-                    t_h_ ? t_h_ : "(null)", t_n_);                                                    \
-        }                                                                                             \
+#define CHECK_CONTAINS(hay, needle)                                                                                    \
+    do {                                                                                                               \
+        const char *t_h_ = (hay), *t_n_ = (needle);                                                                    \
+        ++t_checks;                                                                                                    \
+        if (!t_h_ || !strstr(t_h_, t_n_)) {                                                                            \
+            ++t_failures;                                                                                              \
+            fprintf(stderr, "%s:%d: %s: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, t_case,                 \
+                    t_h_ ? t_h_ : "(null)", t_n_);                                                                     \
+        }                                                                                                              \
     } while (0)
 
-#define T_RUN(fn)                                                                                     \
-    do {                                                                                              \
-        int t_before_ = t_failures;                                                                   \
-        t_case = #fn;                                                                                 \
-        fn();                                                                                         \
-        fprintf(stderr, "%s %s\n", t_failures == t_before_ ? "ok  " : "FAIL", #fn);                   \
+#define T_RUN(fn)                                                                                                      \
+    do {                                                                                                               \
+        int t_before_ = t_failures;                                                                                    \
+        t_case = #fn;                                                                                                  \
+        fn();                                                                                                          \
+        fprintf(stderr, "%s %s\n", t_failures == t_before_ ? "ok  " : "FAIL", #fn);                                    \
     } while (0)
 
-#define T_RUN_ARG(fn, arg)                                                                            \
-    do {                                                                                              \
-        int t_before_ = t_failures;                                                                   \
-        t_case = #fn;                                                                                 \
-        fn(arg);                                                                                      \
-        fprintf(stderr, "%s %s(%s)\n", t_failures == t_before_ ? "ok  " : "FAIL", #fn, #arg);          \
+#define T_RUN_ARG(fn, arg)                                                                                             \
+    do {                                                                                                               \
+        int t_before_ = t_failures;                                                                                    \
+        t_case = #fn;                                                                                                  \
+        fn(arg);                                                                                                       \
+        fprintf(stderr, "%s %s(%s)\n", t_failures == t_before_ ? "ok  " : "FAIL", #fn, #arg);                          \
     } while (0)
 
 static inline int t_exit(void)

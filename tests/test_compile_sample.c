@@ -68,24 +68,28 @@ static void sample(const char *arch)
         exit(T_HARNESS);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND cache_key IS NOT NULL"), SAMPLE);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND (reason = 'compile_error' OR status = "
-                      "'error')"), 0);
+                      "'error')"),
+              0);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND cache_key IS NOT NULL AND registers BETWEEN "
                       "1 AND 255 AND spill_stores IS NOT NULL AND spill_loads IS NOT NULL AND stack_frame IS NOT "
-                      "NULL AND smem_dynamic > 0 AND occupancy > 0"), SAMPLE);
+                      "NULL AND smem_dynamic > 0 AND occupancy > 0"),
+              SAMPLE);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND cache_key IS NOT NULL AND smem_dynamic = "
-                      "smem_model AND smem_static = 0"), SAMPLE);
+                      "smem_model AND smem_static = 0"),
+              SAMPLE);
     /* The static rejections are trials too, as many as the summary says. */
     int rejected = -1, survive = -1;
     const char *line = strstr(out, "3888 configurations: ");
-    CHECK(line && sscanf(line, "3888 configurations: %d rejected by the static gates, %d survive", &rejected,
-                         &survive) == 2);
+    CHECK(line
+          && sscanf(line, "3888 configurations: %d rejected by the static gates, %d survive", &rejected, &survive)
+                 == 2);
     CHECK_INT(rejected + survive, 3888);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND cache_key IS NULL AND status = 'rejected'"),
               rejected);
     CHECK_INT(one(db, "SELECT count(*) FROM compile_cache WHERE ok = 1 AND cubin IS NOT NULL"), SAMPLE);
     /* The sample covers every value of every parameter. */
-    static const char *const cols[] = {"block_m", "block_n", "block_k", "num_warps", "stages", "unroll",
-                                       "cp_async", "swizzle", "half2"};
+    static const char *const cols[] = {"block_m", "block_n",  "block_k", "num_warps", "stages",
+                                       "unroll",  "cp_async", "swizzle", "half2"};
     static const int values[] = {3, 3, 3, 3, 3, 2, 2, 2, 2};
     for (int i = 0; i < 9; ++i) {
         snprintf(sql, sizeof sql, "SELECT count(DISTINCT %s) FROM trials WHERE study_id = 1 AND cache_key IS NOT NULL",
@@ -102,7 +106,8 @@ static void sample(const char *arch)
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         exit(T_HARNESS);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 2 AND cache_key IS NOT NULL AND cache_hit = 1 "
-                      "AND compile_ms = 0"), SAMPLE);
+                      "AND compile_ms = 0"),
+              SAMPLE);
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 2 AND cache_key IS NOT NULL"), SAMPLE);
     /* Same resources the second time. */
     CHECK_INT(one(db, "SELECT count(*) FROM trials a JOIN trials b ON a.config_key = b.config_key WHERE a.study_id = "

@@ -112,8 +112,7 @@ static void seeds_pad(void)
     CHECK_CONTAINS(d, "O staging store 1024/2048");
     /* The same layout without cp.async or vector copies (2-byte copies and
      * stores are aligned) still breaks ldmatrix: Q row r at 130 r. */
-    CHECK_INT(gates("bm64-bn64-bk32-w4-s1-u1-cp0-sw0-h0-pad2", &shape64, "sm_89", all),
-              FATTN_R_MISALIGNED_LDMATRIX);
+    CHECK_INT(gates("bm64-bn64-bk32-w4-s1-u1-cp0-sw0-h0-pad2", &shape64, "sm_89", all), FATTN_R_MISALIGNED_LDMATRIX);
     CHECK_INT(all[FATTN_R_MISALIGNED_CP_ASYNC].pass, 1);
     /* ldmatrix Q rows: 64 rows x 4 k-steps x 2 halves of the x4 = 512, of
      * which 7/8 misaligned: 448. K: 64 rows x 2 k-steps x 2 = 256, 224 bad. */
@@ -153,7 +152,7 @@ static void smem_overflow(void)
     const char *key = "bm128-bn128-bk64-w8-s3-u1-cp1-sw0-h1";
     CHECK_INT(gates(key, &shape64, "sm_90", all), FATTN_R_SMEM_OVERFLOW);
     CHECK_CONTAINS(all[FATTN_R_SMEM_OVERFLOW].detail, "Q tile 128 x 144 B = 18432 B + 3 stages x K/V slot 128 x 144 B "
-                                                       "= 55296 B: 73728 B over limit 49152 B");
+                                                      "= 55296 B: 73728 B over limit 49152 B");
     /* With the limit raised to sm_90's opt-in (232448 B) it fits. */
     lim.smem_limit = (unsigned)fattn_arch_find("sm_90")->smem_per_block_optin;
     CHECK_INT(all[FATTN_R_SMEM_OVERFLOW].pass, 0);

@@ -62,7 +62,7 @@ static int count(const char *text, const char *pattern)
 }
 
 #define V4_GLOBAL "(ld|st)\\.global[.a-z0-9:_]*\\.v4\\."
-#define BASE "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1"
+#define BASE      "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1"
 
 static void release(build *b)
 {
@@ -260,8 +260,9 @@ static void reference_kernel(void)
                     CHECK_INT(count(r.ptx, "mma\\.sync|ldmatrix|cp\\.async"), 0);
                     CHECK_INT(fattn_cubin_parse(r.cubin, r.cubin_size, FATTN_REF_NAME, &ci, why, sizeof why), 0);
                     CHECK_INT(ci.sm, fattn_arch_find(archs[a])->sm);
-                    CHECK_INT(fattn_cubin_symbol_u32(r.cubin, r.cubin_size, "fattn_ref_threads", &threads, why,
-                                                     sizeof why), 0);
+                    CHECK_INT(
+                        fattn_cubin_symbol_u32(r.cubin, r.cubin_size, "fattn_ref_threads", &threads, why, sizeof why),
+                        0);
                     CHECK_INT(threads, 128);
                 }
                 CHECK(strstr(o.key, "BLOCK_M") == NULL);

@@ -13,7 +13,7 @@
 typedef struct row {
     const char *arch;
     unsigned threads, regs, smem_static, smem_dynamic;
-    int blocks;         /* worked out by hand */
+    int blocks; /* worked out by hand */
     int limiter;
 } row;
 
@@ -104,8 +104,8 @@ static int toolkit_blocks(const fattn_arch *a, const row *r)
     attr.numRegs = (int)r->regs;
     attr.sharedSizeBytes = r->smem_static;
     attr.partitionedGCConfig = PARTITIONED_GC_OFF;
-    attr.shmemLimitConfig = r->smem_dynamic > (unsigned)a->smem_per_block ? FUNC_SHMEM_LIMIT_OPTIN
-                                                                         : FUNC_SHMEM_LIMIT_DEFAULT;
+    attr.shmemLimitConfig =
+        r->smem_dynamic > (unsigned)a->smem_per_block ? FUNC_SHMEM_LIMIT_OPTIN : FUNC_SHMEM_LIMIT_DEFAULT;
     attr.maxDynamicSharedSizeBytes = r->smem_dynamic;
     attr.numBlockBarriers = 1;
     state.cacheConfig = CACHE_PREFER_NONE;

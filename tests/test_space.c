@@ -92,7 +92,8 @@ static void bad_files(void)
         const char *json, *message;
     } cases[] = {
         {"{\"parameters\": {\"BLOCK_M\": [64, 1.5]}}", "$.parameters.BLOCK_M[1]: expected an integer, got 1.5"},
-        {"{\"parameters\": {\"BLOCK_M\": [64, \"128\"]}}", "$.parameters.BLOCK_M[1]: expected an integer, got a string"},
+        {"{\"parameters\": {\"BLOCK_M\": [64, \"128\"]}}",
+         "$.parameters.BLOCK_M[1]: expected an integer, got a string"},
         {"{\"parameters\": {\"BLOCK_Q\": [64]}}", "$.parameters.BLOCK_Q: unknown parameter"},
         {"{\"parameters\": {\"BLOCK_M\": []}}", "$.parameters.BLOCK_M: empty value set"},
         {"{\"parameters\": {\"BLOCK_M\": 64}}", "$.parameters.BLOCK_M: expected an array of integers, got a number"},

@@ -64,7 +64,8 @@ static void create_and_reopen(void)
     CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
     CHECK_INT(pragma(s, "PRAGMA application_id"), FATTN_APPLICATION_ID);
     CHECK_INT(pragma(s, "SELECT count(*) FROM sqlite_master WHERE name IN ('studies', 'trials', 'samples', "
-                        "'confirmations', 'confirmation_samples', 'compile_cache')"), 6);
+                        "'confirmations', 'confirmation_samples', 'compile_cache')"),
+              6);
     fattn_store_close(&s);
     CHECK(s == NULL);
     CHECK_INT(fattn_store_open(path("new/fattn.db"), FATTN_DB_READ, &s), FATTN_OK);
@@ -144,19 +145,41 @@ static void trials_and_cache(void)
     fattn_store *s;
     long long study, trial;
     CHECK_INT(fattn_store_open(path("rt.db"), FATTN_DB_WRITE, &s), FATTN_OK);
-    fattn_study_rec sr = {.command = "compile", .strategy = "all survivors", .shape = {2, 8, 512, 64, 1},
-                          .arch = "sm_90", .nvrtc_version = "13.0", .space_hash = "abc", .kernel_hash = "def",
+    fattn_study_rec sr = {.command = "compile",
+                          .strategy = "all survivors",
+                          .shape = {2, 8, 512, 64, 1},
+                          .arch = "sm_90",
+                          .nvrtc_version = "13.0",
+                          .space_hash = "abc",
+                          .kernel_hash = "def",
                           .limits_json = "{}"};
     CHECK_INT(fattn_store_study_begin(s, &sr, &study), FATTN_OK);
     CHECK_INT(study, 1);
 
     fattn_config c;
     fattn_config_default(&c);
-    fattn_compiled res = {.ok = 1, .regs = 121, .spill_stores = 4, .spill_loads = 8, .stack_frame = 16,
-                          .smem_static = 0, .smem_dynamic = 16384, .threads = 128};
-    fattn_trial_rec tr = {.study_id = study, .seq = 0, .cfg = &c, .status = "compiled", .detail = "fine",
-                          .cache_key = "k1", .cache_hit = 0, .compile_ms = 321.5, .res = &res, .smem_model = 16384,
-                          .has_occupancy = 1, .occupancy = 0.25, .blocks_per_sm = 4, .occupancy_limiter = "registers"};
+    fattn_compiled res = {.ok = 1,
+                          .regs = 121,
+                          .spill_stores = 4,
+                          .spill_loads = 8,
+                          .stack_frame = 16,
+                          .smem_static = 0,
+                          .smem_dynamic = 16384,
+                          .threads = 128};
+    fattn_trial_rec tr = {.study_id = study,
+                          .seq = 0,
+                          .cfg = &c,
+                          .status = "compiled",
+                          .detail = "fine",
+                          .cache_key = "k1",
+                          .cache_hit = 0,
+                          .compile_ms = 321.5,
+                          .res = &res,
+                          .smem_model = 16384,
+                          .has_occupancy = 1,
+                          .occupancy = 0.25,
+                          .blocks_per_sm = 4,
+                          .occupancy_limiter = "registers"};
     CHECK_INT(fattn_store_begin(s), FATTN_OK);
     CHECK_INT(fattn_store_trial_add(s, &tr, &trial), FATTN_OK);
     CHECK_INT(fattn_store_commit(s), FATTN_OK);
@@ -168,16 +191,24 @@ static void trials_and_cache(void)
     CHECK_INT(pragma(s, "SELECT count(*) FROM trials"), 1);
     CHECK_INT(pragma(s, "SELECT registers + spill_stores + spill_loads + stack_frame FROM trials"), 121 + 4 + 8 + 16);
     CHECK_INT(pragma(s, "SELECT block_m * 1000 + num_warps FROM trials WHERE config_key = "
-                        "'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1'"), 64004);
+                        "'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1'"),
+              64004);
     CHECK_INT(fattn_store_study_end(s, study, "done"), FATTN_OK);
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE status = 'done' AND finished_at IS NOT NULL"), 1);
 
     unsigned char cubin[1000];
     for (int i = 0; i < 1000; ++i)
         cubin[i] = (unsigned char)(i * 31);
-    fattn_cache_entry e = {.kernel_hash = "kh", .arch = "sm_90", .options = "-DBLOCK_M=64", .nvrtc_version = "13.0",
-                           .ok = 1, .log = "ptxas info", .cubin = cubin, .cubin_size = sizeof cubin,
-                           .compile_ms = 250, .res = res};
+    fattn_cache_entry e = {.kernel_hash = "kh",
+                           .arch = "sm_90",
+                           .options = "-DBLOCK_M=64",
+                           .nvrtc_version = "13.0",
+                           .ok = 1,
+                           .log = "ptxas info",
+                           .cubin = cubin,
+                           .cubin_size = sizeof cubin,
+                           .compile_ms = 250,
+                           .res = res};
     strcpy(e.key, "k1");
     CHECK_INT(fattn_store_cache_put(s, &e), FATTN_OK);
     fattn_cache_entry got;

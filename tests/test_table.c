@@ -24,8 +24,10 @@ static void from_sqlite(void)
     sqlite3_stmt *st;
     fattn_rows r;
     sqlite3_open(":memory:", &db);
-    sqlite3_prepare_v2(db, "SELECT 1 AS id, 'a,b' AS name, 2.5 AS x, NULL AS n, x'0102' AS b "
-                           "UNION ALL SELECT 22, 'say \"hi\"', 0.125, 'z', NULL", -1, &st, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT 1 AS id, 'a,b' AS name, 2.5 AS x, NULL AS n, x'0102' AS b "
+                       "UNION ALL SELECT 22, 'say \"hi\"', 0.125, 'z', NULL",
+                       -1, &st, NULL);
     CHECK_INT(fattn_rows_from_stmt(&r, st), 0);
     sqlite3_finalize(st);
     CHECK_INT(r.ncols, 5);
@@ -44,7 +46,7 @@ static void from_sqlite(void)
     char *table = render(&r, FATTN_FMT_TABLE, 0);
     CHECK_STR(table, "id  name      x      n  b\n"
                      "--  --------  -----  -  --------------\n"
- " 1  a,b         2.5     <blob 2 bytes>\n"
+                     " 1  a,b         2.5     <blob 2 bytes>\n"
                      "22  say \"hi\"  0.125  z\n");
     free(table);
     fattn_rows_release(&r);

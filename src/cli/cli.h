@@ -18,10 +18,10 @@
 #include "target/shape.h"
 
 typedef struct cli_common {
-    const char *db_path;        /* --db, default results/fattn.db */
-    const char *kernel_dir;     /* --kernel-dir, default see util/paths.h */
-    int quiet;                  /* -q: no progress, no notes */
-    int argc;                   /* the whole command line, for the study record */
+    const char *db_path;    /* --db, default results/fattn.db */
+    const char *kernel_dir; /* --kernel-dir, default see util/paths.h */
+    int quiet;              /* -q: no progress, no notes */
+    int argc;               /* the whole command line, for the study record */
     char **argv;
 } cli_common;
 
@@ -59,26 +59,26 @@ enum {
     OPT_OUTPUT,
 };
 
-#define CLI_COMMON_OPTIONS                                       \
-    {"db", required_argument, NULL, OPT_DB},                     \
-    {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},     \
-    {"quiet", no_argument, NULL, 'q'},                           \
-    {"help", no_argument, NULL, 'h'}
+#define CLI_COMMON_OPTIONS                                                                                             \
+    {"db", required_argument, NULL, OPT_DB}, {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},                  \
+        {"quiet", no_argument, NULL, 'q'},                                                                             \
+    {                                                                                                                  \
+        "help", no_argument, NULL, 'h'                                                                                 \
+    }
 
-#define CLI_TARGET_OPTIONS                                                   \
-    {"space", required_argument, NULL, OPT_SPACE},                           \
-    {"shape", required_argument, NULL, OPT_SHAPE},                           \
-    {"causal", no_argument, NULL, OPT_CAUSAL},                               \
-    {"arch", required_argument, NULL, OPT_ARCH},                             \
-    {"device", required_argument, NULL, OPT_DEVICE},                         \
-    {"filter", required_argument, NULL, OPT_FILTER},                         \
-    {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                 \
-    {"max-bank-ways", required_argument, NULL, OPT_MAX_BANK_WAYS},           \
-    {"min-coalescing", required_argument, NULL, OPT_MIN_COALESCING},         \
-    {"mem-budget", required_argument, NULL, OPT_MEM_BUDGET},                 \
-    {"max-spill-bytes", required_argument, NULL, OPT_MAX_SPILL_BYTES},       \
-    {"min-occupancy", required_argument, NULL, OPT_MIN_OCCUPANCY},           \
-    {"strict-occupancy", no_argument, NULL, OPT_STRICT_OCCUPANCY}
+#define CLI_TARGET_OPTIONS                                                                                             \
+    {"space", required_argument, NULL, OPT_SPACE}, {"shape", required_argument, NULL, OPT_SHAPE},                      \
+        {"causal", no_argument, NULL, OPT_CAUSAL}, {"arch", required_argument, NULL, OPT_ARCH},                        \
+        {"device", required_argument, NULL, OPT_DEVICE}, {"filter", required_argument, NULL, OPT_FILTER},              \
+        {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                                                       \
+        {"max-bank-ways", required_argument, NULL, OPT_MAX_BANK_WAYS},                                                 \
+        {"min-coalescing", required_argument, NULL, OPT_MIN_COALESCING},                                               \
+        {"mem-budget", required_argument, NULL, OPT_MEM_BUDGET},                                                       \
+        {"max-spill-bytes", required_argument, NULL, OPT_MAX_SPILL_BYTES},                                             \
+        {"min-occupancy", required_argument, NULL, OPT_MIN_OCCUPANCY},                                                 \
+    {                                                                                                                  \
+        "strict-occupancy", no_argument, NULL, OPT_STRICT_OCCUPANCY                                                    \
+    }
 
 /* Help text of the target options, for the subcommands' --help. */
 extern const char cli_target_help[];
@@ -123,7 +123,8 @@ int cli_common_option(cli_common *c, int opt, const char *arg);
  * `extra`), calling handle() for options that are neither common nor
  * target options. Returns 0, a negative error, or 1 when --help was given
  * (help already printed). On success *first_arg is the index of the first
- * operand. */
+ * operand; a command that takes none passes NULL and gets a usage error for
+ * any. */
 typedef int (*cli_handler)(void *ctx, int opt, const char *arg);
 int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
               cli_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg);
@@ -137,10 +138,9 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);
 
-/* Prints configurations of `space` as rows (index, key, the nine tunables):
- * those matching `filter` (NULL: all) and, when `keep` is non-NULL, only
- * those with keep[index] set. */
-void cli_print_configs(const fattn_space *space, const fattn_filter *filter, const unsigned char *keep, int format);
+/* Prints configurations indices[0..n) of `space` as rows: index, key and
+ * the nine tunables. */
+void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);
 
 /* Subcommands. */
 int cmd_space(int argc, char **argv, cli_common *c);

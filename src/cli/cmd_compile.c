@@ -42,13 +42,9 @@ static int handle(void *ctx, int opt, const char *arg)
 {
     compile_opts *o = ctx;
     switch (opt) {
-    case OPT_JOBS:
-        return cli_long("--jobs", arg, 1, 256, &o->jobs);
-    case OPT_SAMPLE:
-        o->has_sample = 1;
-        return cli_long("--sample", arg, 1, 1000000, &o->sample);
-    case OPT_SEED:
-        return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
+    case OPT_JOBS: return cli_long("--jobs", arg, 1, 256, &o->jobs);
+    case OPT_SAMPLE: o->has_sample = 1; return cli_long("--sample", arg, 1, 1000000, &o->sample);
+    case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
     }
     return FATTN_EUSAGE;
 }
@@ -66,7 +62,7 @@ typedef struct run_state {
     long long study;
     long long seq;
     const cli_target *t;
-    int progress;               /* print a progress line */
+    int progress; /* print a progress line */
     double t0, last_print;
     int total, done, rejected_after, env_errors, mismatches, compiled_ok;
     int by_reason[FATTN_R_COUNT];
@@ -108,7 +104,9 @@ static int on_compiled(void *arg, fattn_compile_item *it)
         .cfg = &it->cfg,
         .cache_key = it->cache_key,
         .cache_hit = it->cache_hit,
-        .compile_ms = it->env_error ? -1 : it->cache_hit ? 0 : it->entry.compile_ms,
+        .compile_ms = it->env_error   ? -1
+                      : it->cache_hit ? 0
+                                      : it->entry.compile_ms,
         .smem_model = l.total_bytes,
     };
     if (it->env_error) {
@@ -142,38 +140,37 @@ static int on_compiled(void *arg, fattn_compile_item *it)
     return rc;
 }
 
-/* Indices of a seeded sample of n of the survivors, in their stable order. */
-static int sample_survivors(int *surv, int count, long n, long seed)
+/* Reorders surv[] so that its first n entries are a seeded sample of the
+ * survivors, in their stable order; returns how many that is. */
+static int sample_survivors(size_t *surv, size_t count, long n, long seed)
 {
-    if (n >= count)
-        return count;
+    if ((size_t)n >= count)
+        return (int)count;
     fattn_rng rng;
     fattn_rng_seed(&rng, (uint64_t)seed);
-    for (int i = count - 1; i > 0; --i) {
-        int j = (int)fattn_rng_below(&rng, (uint64_t)i + 1);
-        int tmp = surv[i];
+    for (size_t i = count - 1; i > 0; --i) {
+        size_t j = (size_t)fattn_rng_below(&rng, (uint64_t)i + 1);
+        size_t tmp = surv[i];
         surv[i] = surv[j];
         surv[j] = tmp;
     }
-    /* stable order of the chosen ones */
-    for (int i = 1; i < n; ++i)
-        for (int k = i; k > 0 && surv[k - 1] > surv[k]; --k) {
-            int tmp = surv[k];
+    for (long i = 1; i < n; ++i)
+        for (long k = i; k > 0 && surv[k - 1] > surv[k]; --k) {
+            size_t tmp = surv[k];
             surv[k] = surv[k - 1];
             surv[k - 1] = tmp;
         }
     return (int)n;
 }
 
-static void summary(const run_state *s, const fattn_batch_stats *bs, int static_counts[FATTN_R_COUNT], size_t considered,
-                    int survivors, double seconds)
+static void summary(const run_state *s, const fattn_batch_stats *bs, const fattn_space_verdicts *sv, double seconds)
 {
     char shape[96];
     fattn_shape_format(&s->t->shape, shape, sizeof shape);
     printf("study %lld: compile of %s for %s on %s\n", s->study, s->t->space.label, shape, s->t->arch->name);
-    printf("%zu configurations: %zu rejected by the static gates, %d survive", considered,
-           considered - (size_t)survivors, survivors);
-    if (bs->total < survivors)
+    printf("%zu configurations: %zu rejected by the static gates, %zu survive", sv->considered,
+           sv->considered - sv->nsurvivors, sv->nsurvivors);
+    if ((size_t)bs->total < sv->nsurvivors)
         printf(", a sample of %d compiled", bs->total);
     printf("\ncompiled %d (%d by NVRTC, %d from the cache) in %.1f s\n", bs->finished - bs->env_errors, bs->compiled,
            bs->cache_hits, seconds);
@@ -182,7 +179,7 @@ static void summary(const run_state *s, const fattn_batch_stats *bs, int static_
     fattn_rows rows;
     fattn_rows_init(&rows, 3, names);
     for (int r = 1; r < FATTN_R_COUNT; ++r) {
-        int n = static_counts[r] + s->by_reason[r];
+        int n = (r <= FATTN_R_LAST_STATIC ? sv->counts[r] : 0) + s->by_reason[r];
         if (!n)
             continue;
         char count[32];
@@ -226,20 +223,16 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     char *include = NULL, *cmdline = NULL, limits[512];
     fattn_store *store = NULL;
     fattn_compile_item *items = NULL;
-    int *surv = NULL, nsurv = 0, first, rc, have_src = 0;
-    int static_counts[FATTN_R_COUNT] = {0};
+    fattn_space_verdicts sv = {0};
+    int nsurv = 0, rc, have_src = 0;
     char help[4096];
     struct sigaction sa, old_int, old_term, old_hup;
 
     snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
     cli_target_init(&t);
-    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first);
+    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if (first < argc) {
-        rc = cli_extra_operand(argv[0], argv[first]);
-        goto out;
-    }
     if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE, "compile")))
         goto out;
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
@@ -250,31 +243,11 @@ int cmd_compile(int argc, char **argv, cli_common *c)
         goto out;
 
     /* Static gates: decided before anything is written. */
-    size_t n = t.space.count, considered = 0;
-    fattn_verdict *verdicts = fattn_xcalloc(n ? n : 1, sizeof *verdicts);
-    surv = fattn_xcalloc(n ? n : 1, sizeof *surv);
-    for (size_t i = 0; i < n; ++i) {
-        fattn_config cfg;
-        fattn_space_config(&t.space, i, &cfg);
-        if (t.filter_text && !fattn_filter_match(&t.filter, &cfg)) {
-            verdicts[i].reason = -1;
-            continue;
-        }
-        ++considered;
-        fattn_gate_input in = {&cfg, &t.shape, t.arch, &t.lim};
-        int r = fattn_gates_static(&in, &verdicts[i], NULL);
-        verdicts[i].reason = r;
-        if (r == FATTN_R_NONE)
-            surv[nsurv++] = (int)i;
-    }
-    int survivors = nsurv;
-    if (o.has_sample)
-        nsurv = sample_survivors(surv, nsurv, o.sample, o.seed);
+    fattn_gates_space(&t.space, t.filter_text ? &t.filter : NULL, &t.shape, t.arch, &t.lim, &sv);
+    nsurv = o.has_sample ? sample_survivors(sv.survivors, sv.nsurvivors, o.sample, o.seed) : (int)sv.nsurvivors;
 
-    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store))) {
-        free(verdicts);
+    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
         goto out;
-    }
     cmdline = cli_command_line(c);
     fattn_gate_limits_json(&t.lim, limits, sizeof limits);
     char strategy[64];
@@ -283,16 +256,23 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     else
         snprintf(strategy, sizeof strategy, "all survivors");
     fattn_study_rec sr = {
-        .command = "compile", .strategy = strategy, .seed = o.seed, .has_seed = o.has_sample, .shape = t.shape,
-        .arch = t.arch->name, .nvrtc_version = fattn_nvrtc_version(), .space_path = t.space.label,
-        .space_hash = t.space.hash, .space_json = t.space.json, .kernel_hash = src.hash, .limits_json = limits,
+        .command = "compile",
+        .strategy = strategy,
+        .seed = o.seed,
+        .has_seed = o.has_sample,
+        .shape = t.shape,
+        .arch = t.arch->name,
+        .nvrtc_version = fattn_nvrtc_version(),
+        .space_path = t.space.label,
+        .space_hash = t.space.hash,
+        .space_json = t.space.json,
+        .kernel_hash = src.hash,
+        .limits_json = limits,
         .argv = cmdline,
     };
     run_state s = {.store = store, .t = &t, .progress = !c->quiet && isatty(2), .t0 = fattn_now_ms()};
-    if ((rc = fattn_store_study_begin(store, &sr, &s.study))) {
-        free(verdicts);
+    if ((rc = fattn_store_study_begin(store, &sr, &s.study)))
         goto out;
-    }
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -300,28 +280,37 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    for (size_t i = 0; i < n && !rc && !interrupted; ++i) {
-        if (verdicts[i].reason <= 0)
+    for (size_t i = 0; i < sv.n && !rc && !interrupted; ++i) {
+        if (sv.v[i].reason <= 0)
             continue;
         fattn_config cfg;
         fattn_space_config(&t.space, i, &cfg);
-        fattn_trial_rec r = {.study_id = s.study, .seq = s.seq++, .cfg = &cfg, .status = "rejected",
-                             .reason = fattn_reason(verdicts[i].reason)->code, .detail = verdicts[i].detail,
+        fattn_trial_rec r = {.study_id = s.study,
+                             .seq = s.seq++,
+                             .cfg = &cfg,
+                             .status = "rejected",
+                             .reason = fattn_reason(sv.v[i].reason)->code,
+                             .detail = sv.v[i].detail,
                              .compile_ms = -1};
-        ++static_counts[verdicts[i].reason];
         rc = store_trial(&s, &r);
     }
-    free(verdicts);
 
     fattn_batch_stats bs = {0};
     if (!rc && !interrupted) {
         items = fattn_xcalloc((size_t)(nsurv ? nsurv : 1), sizeof *items);
         for (int i = 0; i < nsurv; ++i)
-            fattn_space_config(&t.space, (size_t)surv[i], &items[i].cfg);
+            fattn_space_config(&t.space, sv.survivors[i], &items[i].cfg);
         s.total = nsurv;
-        fattn_compile_ctx ctx = {.src = &src, .cuda_include = include, .arch = t.arch, .shape = &t.shape,
-                                 .lim = &t.lim, .store = store, .jobs = (int)o.jobs, .interrupted = &interrupted,
-                                 .done = on_compiled, .done_arg = &s};
+        fattn_compile_ctx ctx = {.src = &src,
+                                 .cuda_include = include,
+                                 .arch = t.arch,
+                                 .shape = &t.shape,
+                                 .lim = &t.lim,
+                                 .store = store,
+                                 .jobs = (int)o.jobs,
+                                 .interrupted = &interrupted,
+                                 .done = on_compiled,
+                                 .done_arg = &s};
         rc = fattn_compile_batch(&ctx, items, nsurv, &bs);
         progress(&s, 1);
         if (s.progress)
@@ -336,24 +325,26 @@ int cmd_compile(int argc, char **argv, cli_common *c)
         rc = FATTN_EFAIL;
     if (rc)
         goto out;
-    summary(&s, &bs, static_counts, considered, survivors, (fattn_now_ms() - s.t0) / 1000.0);
+    summary(&s, &bs, &sv, (fattn_now_ms() - s.t0) / 1000.0);
     if (interrupted) {
-        rc = fattn_error(FATTN_EFAIL, "interrupted after %d of %d compiles; study %lld keeps every trial recorded, "
-                         "the compile cache every cubin: run the same command again to finish", s.done, nsurv,
-                         s.study);
+        rc = fattn_error(FATTN_EFAIL,
+                         "interrupted after %d of %d compiles; study %lld keeps every trial recorded, "
+                         "the compile cache every cubin: run the same command again to finish",
+                         s.done, nsurv, s.study);
     } else if (s.env_errors) {
         rc = fattn_error(FATTN_EFAIL, "%d configuration%s could not be compiled or read (first: %s)", s.env_errors,
                          s.env_errors == 1 ? "" : "s", s.first_env_error);
     } else if (s.mismatches) {
-        rc = fattn_error(FATTN_EFAIL, "%d compiled configuration%s differ from the layout model (a fattn-tune bug): "
-                         "fattn-tune query trials --study %lld --reason smem_mismatch", s.mismatches,
-                         s.mismatches == 1 ? "" : "s", s.study);
+        rc = fattn_error(FATTN_EFAIL,
+                         "%d compiled configuration%s differ from the layout model (a fattn-tune bug): "
+                         "fattn-tune query trials --study %lld --reason smem_mismatch",
+                         s.mismatches, s.mismatches == 1 ? "" : "s", s.study);
     }
 out:
     for (int i = 0; items && i < nsurv; ++i)
         fattn_compile_item_release(&items[i]);
     free(items);
-    free(surv);
+    fattn_space_verdicts_release(&sv);
     free(cmdline);
     free(include);
     if (have_src)

@@ -12,20 +12,19 @@
 #include "export/export.h"
 #include "util/err.h"
 
-static const char help[] =
-    "usage: fattn-tune export [--study N] [--format header|json] [-o FILE]\n"
-    "\n"
-    "Writes the fastest timed configuration of a study (default: the latest) as a C header\n"
-    "defining FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL, FATTN_THREADS and\n"
-    "FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device, metric).\n"
-    "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
-    "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
-    "\n"
-    "  --study N            study id (see fattn-tune query studies)\n"
-    "  --format FMT         header (default) or json\n"
-    "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
-    "  --db PATH            results database (default results/fattn.db)\n"
-    "  -h, --help           this help\n";
+static const char help[] = "usage: fattn-tune export [--study N] [--format header|json] [-o FILE]\n"
+                           "\n"
+                           "Writes the fastest timed configuration of a study (default: the latest) as a C header\n"
+                           "defining FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL, FATTN_THREADS and\n"
+                           "FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device, metric).\n"
+                           "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
+                           "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
+                           "\n"
+                           "  --study N            study id (see fattn-tune query studies)\n"
+                           "  --format FMT         header (default) or json\n"
+                           "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
+                           "  --db PATH            results database (default results/fattn.db)\n"
+                           "  -h, --help           this help\n";
 
 typedef struct export_opts {
     long study;
@@ -37,8 +36,7 @@ static int handle(void *ctx, int opt, const char *arg)
 {
     export_opts *o = ctx;
     switch (opt) {
-    case OPT_STUDY:
-        return cli_long("--study", arg, 1, 2147483647L, &o->study);
+    case OPT_STUDY: return cli_long("--study", arg, 1, 2147483647L, &o->study);
     case OPT_FORMAT:
         if (strcmp(arg, "header") == 0)
             o->format = FATTN_EXPORT_HEADER;
@@ -48,9 +46,7 @@ static int handle(void *ctx, int opt, const char *arg)
             return fattn_error(FATTN_EUSAGE, "--format '%s': expected header or json", arg);
         return FATTN_OK;
     case 'o':
-    case OPT_OUTPUT:
-        o->output = arg;
-        return FATTN_OK;
+    case OPT_OUTPUT: o->output = arg; return FATTN_OK;
     }
     return FATTN_EUSAGE;
 }
@@ -66,15 +62,13 @@ int cmd_export(int argc, char **argv, cli_common *c)
     };
     export_opts o = {0, FATTN_EXPORT_HEADER, NULL};
     fattn_store *s = NULL;
-    int first, rc;
+    int rc;
     char *tmp = NULL;
     FILE *out = stdout;
 
-    rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, &first);
+    rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
-    if (first < argc)
-        return cli_extra_operand("export", argv[first]);
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
         return rc;
     if (o.output) {

@@ -40,19 +40,11 @@ static int handle(void *ctx, int opt, const char *arg)
 {
     gates_opts *o = ctx;
     switch (opt) {
-    case OPT_EXPLAIN:
-        o->explain = arg;
-        return FATTN_OK;
-    case OPT_NO_COMPILE:
-        o->no_compile = 1;
-        return FATTN_OK;
-    case OPT_LIST:
-        o->list = 1;
-        return FATTN_OK;
-    case OPT_EXAMPLES:
-        return cli_long("--examples", arg, 0, 100, &o->examples);
-    case OPT_FORMAT:
-        return fattn_format_parse(arg, "--format", &o->format);
+    case OPT_EXPLAIN: o->explain = arg; return FATTN_OK;
+    case OPT_NO_COMPILE: o->no_compile = 1; return FATTN_OK;
+    case OPT_LIST: o->list = 1; return FATTN_OK;
+    case OPT_EXAMPLES: return cli_long("--examples", arg, 0, 100, &o->examples);
+    case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
     }
     return FATTN_EUSAGE;
 }
@@ -62,8 +54,8 @@ static void print_context(const cli_target *t, const char *space_label)
     char shape[96];
     fattn_shape_format(&t->shape, shape, sizeof shape);
     if (space_label)
-        printf("space:  %s (%zu configurations%s%s)\n", space_label, t->space.count,
-               t->filter_text ? ", filter " : "", t->filter_text ? t->filter_text : "");
+        printf("space:  %s (%zu configurations%s%s)\n", space_label, t->space.count, t->filter_text ? ", filter " : "",
+               t->filter_text ? t->filter_text : "");
     printf("shape:  %s\n", shape);
     printf("arch:   %s, shared-memory limit %u B per block%s\n", t->arch->name, t->lim.smem_limit,
            t->have_gpu ? " (from the GPU)" : "");
@@ -71,52 +63,41 @@ static void print_context(const cli_target *t, const char *space_label)
 
 static int run_counts(const cli_target *t, const gates_opts *o)
 {
-    int counts[FATTN_R_COUNT] = {0};
-    size_t n = t->space.count, considered = 0;
-    unsigned char *keep = fattn_xcalloc(n ? n : 1, 1);
+    fattn_space_verdicts sv;
     const char *names[] = {"reason", "count", "example", "detail", "fix"};
     const unsigned char numeric[] = {0, 1, 0, 0, 0};
+    const int *counts = sv.counts;
     fattn_rows rows;
-    /* examples[r][k]: up to o->examples verdicts per reason */
-    int nex = (int)o->examples;
-    fattn_verdict *ex = fattn_xcalloc((size_t)FATTN_R_COUNT * (size_t)(nex ? nex : 1), sizeof *ex);
-    char (*exkey)[FATTN_KEY_MAX] = fattn_xcalloc((size_t)FATTN_R_COUNT * (size_t)(nex ? nex : 1), FATTN_KEY_MAX);
+    size_t nex = (size_t)o->examples;
 
-    for (size_t i = 0; i < n; ++i) {
-        fattn_config c;
-        fattn_verdict v;
-        fattn_space_config(&t->space, i, &c);
-        if (t->filter_text && !fattn_filter_match(&t->filter, &c))
-            continue;
-        ++considered;
-        fattn_gate_input in = {&c, &t->shape, t->arch, &t->lim};
-        int r = fattn_gates_static(&in, &v, NULL);
-        if (r == FATTN_R_NONE)
-            keep[i] = 1;
-        else if (counts[r] < nex) {
-            ex[r * nex + counts[r]] = v;
-            fattn_config_key(&c, exkey[r * nex + counts[r]]);
-        }
-        ++counts[r];
-    }
+    fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &sv);
     if (o->list) {
-        cli_print_configs(&t->space, NULL, keep, o->format);
+        cli_print_configs(&t->space, sv.survivors, sv.nsurvivors, o->format);
         goto out;
     }
     fattn_rows_init(&rows, 5, names);
     for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_STATIC; ++r) {
-        char count[32];
+        char count[32], key[FATTN_KEY_MAX];
+        size_t shown = 0;
         snprintf(count, sizeof count, "%d", counts[r]);
-        int shown = counts[r] < nex ? counts[r] : nex;
-        for (int k = 0; k < (shown ? shown : 1); ++k) {
-            const char *cells[] = {fattn_reason(r)->code, k ? "" : count, shown ? exkey[r * nex + k] : "",
-                                   shown ? ex[r * nex + k].detail : "", shown ? fattn_reason(r)->fix : ""};
+        for (size_t i = 0; i < sv.n && shown < nex; ++i) {
+            if (sv.v[i].reason != r)
+                continue;
+            fattn_config c;
+            fattn_space_config(&t->space, i, &c);
+            fattn_config_key(&c, key);
+            const char *cells[] = {fattn_reason(r)->code, shown++ ? "" : count, key, sv.v[i].detail,
+                                   fattn_reason(r)->fix};
+            fattn_rows_add(&rows, cells, numeric);
+        }
+        if (!shown) {
+            const char *cells[] = {fattn_reason(r)->code, count, NULL, NULL, NULL};
             fattn_rows_add(&rows, cells, numeric);
         }
     }
     char surv[32];
     snprintf(surv, sizeof surv, "%d", counts[FATTN_R_NONE]);
-    const char *last[] = {"survivors", surv, "", "", ""};
+    const char *last[] = {"survivors", surv, NULL, NULL, NULL};
     fattn_rows_add(&rows, last, numeric);
     if (o->format == FATTN_FMT_TABLE) {
         print_context(t, t->space.label);
@@ -125,8 +106,8 @@ static int run_counts(const cli_target *t, const gates_opts *o)
         rows.ncols = 4;
         fattn_rows_print(stdout, &rows, o->format, 110);
         rows.ncols = 5;
-        printf("\n%zu configurations: %d rejected, %d survive.\n", considered, (int)considered - counts[FATTN_R_NONE],
-               counts[FATTN_R_NONE]);
+        printf("\n%zu configurations: %zu rejected, %zu survive.\n", sv.considered, sv.considered - sv.nsurvivors,
+               sv.nsurvivors);
         int any = 0;
         for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_STATIC; ++r)
             if (counts[r]) {
@@ -138,9 +119,7 @@ static int run_counts(const cli_target *t, const gates_opts *o)
     }
     fattn_rows_release(&rows);
 out:
-    free(ex);
-    free(exkey);
-    free(keep);
+    fattn_space_verdicts_release(&sv);
     return FATTN_OK;
 }
 
@@ -178,8 +157,8 @@ static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
             fattn_kernel_src_release(&src);
             return rc;
         }
-        fattn_compile_ctx ctx = {.src = &src, .cuda_include = include, .arch = t->arch, .shape = &t->shape,
-                                 .lim = &t->lim, .jobs = 1};
+        fattn_compile_ctx ctx = {
+            .src = &src, .cuda_include = include, .arch = t->arch, .shape = &t->shape, .lim = &t->lim, .jobs = 1};
         item.cfg = cfg;
         fattn_compile_one(&ctx, &item);
         if (item.env_error) {
@@ -246,17 +225,13 @@ int cmd_gates(int argc, char **argv, cli_common *c)
     };
     gates_opts o = {.examples = 1, .format = FATTN_FMT_TABLE};
     cli_target t;
-    int first, rc;
+    int rc;
     char help[4096];
     snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
     cli_target_init(&t);
-    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first);
+    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if (first < argc) {
-        rc = cli_extra_operand(argv[0], argv[first]);
-        goto out;
-    }
     if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | (o.explain ? 0 : CLI_NEED_SPACE), "gates")))
         goto out;
     rc = o.explain ? run_explain(c, &t, &o) : run_counts(&t, &o);

@@ -57,18 +57,15 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_REASON:
         if (!fattn_reason_find(arg))
-            return fattn_error(FATTN_EUSAGE, "--reason '%s': unknown gate; expected a code such as tiling, "
-                               "smem_overflow, bank_conflicts, spills or low_occupancy", arg);
+            return fattn_error(FATTN_EUSAGE,
+                               "--reason '%s': unknown gate; expected a code such as tiling, "
+                               "smem_overflow, bank_conflicts, spills or low_occupancy",
+                               arg);
         o->reason = arg;
         return FATTN_OK;
-    case OPT_LIMIT:
-        o->has_limit = 1;
-        return cli_long("--limit", arg, 0, 100000000, &o->limit);
-    case OPT_SQL:
-        o->sql = arg;
-        return FATTN_OK;
-    case OPT_FORMAT:
-        return fattn_format_parse(arg, "--format", &o->format);
+    case OPT_LIMIT: o->has_limit = 1; return cli_long("--limit", arg, 0, 100000000, &o->limit);
+    case OPT_SQL: o->sql = arg; return FATTN_OK;
+    case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
     }
     return FATTN_EUSAGE;
 }
@@ -123,7 +120,7 @@ static int run_sql(fattn_store *s, const char *sql, int format)
     if (!sqlite3_stmt_readonly(st)) {
         sqlite3_finalize(st);
         return fattn_error(FATTN_EUSAGE, "--sql: the statement would change the database; query opens it read-only "
-                           "(SELECT and read-only PRAGMAs only)");
+                                         "(SELECT and read-only PRAGMAs only)");
     }
     int rc = print_stmt(s, st, format, 0, NULL);
     sqlite3_finalize(st);
@@ -162,8 +159,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
             return FATTN_EUSAGE;
     } else if (strcmp(sub, "studies") && strcmp(sub, "trials") && strcmp(sub, "top") && strcmp(sub, "rejections")
                && strcmp(sub, "cache")) {
-        return fattn_error(FATTN_EUSAGE, "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
-                           "trial ID or cache", sub);
+        return fattn_error(FATTN_EUSAGE,
+                           "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
+                           "trial ID or cache",
+                           sub);
     }
     if (first < argc)
         return cli_extra_operand("query", argv[first]);
@@ -216,8 +215,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
               "round(occupancy, 3) AS occupancy FROM trials WHERE study_id = ?1 AND status = 'ok' "
               "AND median_us IS NOT NULL ORDER BY median_us, id LIMIT ?4";
         limit = o.has_limit ? o.limit : 10;
-        snprintf(empty, sizeof empty, "study %lld has no timed trials yet: trials are timed by fattn-tune search on "
-                 "a GPU", study);
+        snprintf(empty, sizeof empty,
+                 "study %lld has no timed trials yet: trials are timed by fattn-tune search on "
+                 "a GPU",
+                 study);
     } else if (!strcmp(sub, "rejections")) {
         sql = "SELECT reason, count(*) AS count, min(config_key) AS example, fattn_what(reason) AS what, "
               "fattn_fix(reason) AS fix FROM trials WHERE study_id = ?1 AND status = 'rejected' "

@@ -31,14 +31,9 @@ static int handle(void *ctx, int opt, const char *arg)
 {
     space_opts *o = ctx;
     switch (opt) {
-    case OPT_COUNT:
-        o->count = 1;
-        return FATTN_OK;
-    case OPT_LIST:
-        o->list = 1;
-        return FATTN_OK;
-    case OPT_FORMAT:
-        return fattn_format_parse(arg, "--format", &o->format);
+    case OPT_COUNT: o->count = 1; return FATTN_OK;
+    case OPT_LIST: o->list = 1; return FATTN_OK;
+    case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
     }
     return FATTN_EUSAGE;
 }
@@ -106,33 +101,31 @@ int cmd_space(int argc, char **argv, cli_common *c)
     };
     space_opts o = {0, 0, FATTN_FMT_TABLE};
     cli_target t;
-    int first, rc;
+    int rc;
     cli_target_init(&t);
-    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first);
+    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if (first < argc) {
-        rc = cli_extra_operand(argv[0], argv[first]);
-        goto out;
-    }
     if (o.count && o.list) {
         rc = fattn_error(FATTN_EUSAGE, "space: --count and --list exclude each other");
         goto out;
     }
     if ((rc = cli_target_finish(&t, CLI_NEED_SPACE, "space")))
         goto out;
-    size_t matching = 0;
+    size_t matching = 0, *indices = fattn_xcalloc(t.space.count ? t.space.count : 1, sizeof *indices);
     for (size_t i = 0; i < t.space.count; ++i) {
         fattn_config cfg;
         fattn_space_config(&t.space, i, &cfg);
-        matching += !t.filter_text || fattn_filter_match(&t.filter, &cfg);
+        if (!t.filter_text || fattn_filter_match(&t.filter, &cfg))
+            indices[matching++] = i;
     }
     if (o.count)
         printf("%zu\n", matching);
     else if (o.list)
-        cli_print_configs(&t.space, t.filter_text ? &t.filter : NULL, NULL, o.format);
+        cli_print_configs(&t.space, indices, matching, o.format);
     else
         describe(&t, matching, o.format);
+    free(indices);
 out:
     cli_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;

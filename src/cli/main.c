@@ -16,8 +16,8 @@
 #include "util/err.h"
 
 enum {
-    CMD_NEEDS_GPU = 1,      /* runs kernels: a GPU must be present */
-    CMD_NOT_BUILT = 2,      /* in the command table, not implemented yet */
+    CMD_NEEDS_GPU = 1, /* runs kernels: a GPU must be present */
+    CMD_NOT_BUILT = 2, /* in the command table, not implemented yet */
 };
 
 typedef struct command {
@@ -41,20 +41,20 @@ static const command commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: fattn-tune [--db PATH] [--kernel-dir DIR] [-q] <command> [options]\n"
-            "\n"
-            "An autotuner for the fattn FlashAttention forward kernel.\n"
-            "\n"
-            "Commands:\n");
+    fprintf(f, "usage: fattn-tune [--db PATH] [--kernel-dir DIR] [-q] <command> [options]\n"
+               "\n"
+               "An autotuner for the fattn FlashAttention forward kernel.\n"
+               "\n"
+               "Commands:\n");
     for (const command *c = commands; c->name; ++c)
         fprintf(f, "  %-9s %s%s\n", c->name, c->summary,
-                c->flags & CMD_NOT_BUILT ? " [not built yet]" : c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
-    fprintf(f,
-            "  help      this text, or a command's: fattn-tune help gates\n"
-            "\n"
-            "space, gates, compile, query and export need no GPU. Run 'fattn-tune <command> --help' for options.\n"
-            "Exit status: 0 success, 1 failure, 2 usage error.\n");
+                c->flags & CMD_NOT_BUILT   ? " [not built yet]"
+                : c->flags & CMD_NEEDS_GPU ? " [GPU]"
+                                           : "");
+    fprintf(f, "  help      this text, or a command's: fattn-tune help gates\n"
+               "\n"
+               "space, gates, compile, query and export need no GPU. Run 'fattn-tune <command> --help' for options.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
 static const command *find_command(const char *name)
@@ -112,8 +112,10 @@ static int run(int argc, char **argv)
         for (int k = i + 1; k < argc; ++k)
             if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0)
                 return c->fn(argc - i, argv + i, &common);
-        return fattn_error(FATTN_EFAIL, "%s is not built yet: it needs the GPU engine, which is not part of this "
-                           "version; 'fattn-tune gates' and 'fattn-tune compile' work without a GPU", name);
+        return fattn_error(FATTN_EFAIL,
+                           "%s is not built yet: it needs the GPU engine, which is not part of this "
+                           "version; 'fattn-tune gates' and 'fattn-tune compile' work without a GPU",
+                           name);
     }
     return c->fn(argc - i, argv + i, &common);
 }

@@ -66,36 +66,23 @@ int cli_target_option(cli_target *t, int opt, const char *arg)
     long v;
     uint64_t bytes;
     switch (opt) {
-    case OPT_SPACE:
-        t->space_path = arg;
-        return 1;
-    case OPT_SHAPE:
-        t->shape_text = arg;
-        return 1;
-    case OPT_CAUSAL:
-        t->causal = 1;
-        return 1;
-    case OPT_ARCH:
-        t->arch_name = arg;
-        return 1;
+    case OPT_SPACE: t->space_path = arg; return 1;
+    case OPT_SHAPE: t->shape_text = arg; return 1;
+    case OPT_CAUSAL: t->causal = 1; return 1;
+    case OPT_ARCH: t->arch_name = arg; return 1;
     case OPT_DEVICE:
         if (cli_long("--device", arg, 0, 63, &v))
             return FATTN_EUSAGE;
         t->device = (int)v;
         return 1;
-    case OPT_FILTER:
-        t->filter_text = arg;
-        return fattn_filter_parse(arg, &t->filter) ? FATTN_EUSAGE : 1;
-    case OPT_SMEM_LIMIT:
-        t->smem_limit_text = arg;
-        return 1;
+    case OPT_FILTER: t->filter_text = arg; return fattn_filter_parse(arg, &t->filter) ? FATTN_EUSAGE : 1;
+    case OPT_SMEM_LIMIT: t->smem_limit_text = arg; return 1;
     case OPT_MAX_BANK_WAYS:
         if (cli_long("--max-bank-ways", arg, 1, 32, &v))
             return FATTN_EUSAGE;
         t->lim.max_bank_ways = (unsigned)v;
         return 1;
-    case OPT_MIN_COALESCING:
-        return fraction("--min-coalescing", arg, &t->lim.min_coalescing) ? FATTN_EUSAGE : 1;
+    case OPT_MIN_COALESCING: return fraction("--min-coalescing", arg, &t->lim.min_coalescing) ? FATTN_EUSAGE : 1;
     case OPT_MEM_BUDGET:
         if (fattn_parse_bytes(arg, &bytes) || bytes == 0)
             return fattn_error(FATTN_EUSAGE, "--mem-budget '%s': expected a byte count such as 20000M or 64G", arg);
@@ -106,13 +93,9 @@ int cli_target_option(cli_target *t, int opt, const char *arg)
             return FATTN_EUSAGE;
         t->lim.max_spill_bytes = (unsigned)v;
         return 1;
-    case OPT_MIN_OCCUPANCY:
-        return fraction("--min-occupancy", arg, &t->lim.min_occupancy) ? FATTN_EUSAGE : 1;
-    case OPT_STRICT_OCCUPANCY:
-        t->lim.occupancy_cp_async_exempt = 0;
-        return 1;
-    default:
-        return 0;
+    case OPT_MIN_OCCUPANCY: return fraction("--min-occupancy", arg, &t->lim.min_occupancy) ? FATTN_EUSAGE : 1;
+    case OPT_STRICT_OCCUPANCY: t->lim.occupancy_cp_async_exempt = 0; return 1;
+    default: return 0;
     }
 }
 
@@ -127,14 +110,17 @@ static int resolve_arch(cli_target *t, const char *cmd)
         return FATTN_OK;
     }
     if (fattn_gpu_probe(t->device, &t->gpu, why, sizeof why))
-        return fattn_error(FATTN_EUSAGE, "%s needs an architecture: no --arch given and none to take from a GPU "
-                           "(%s); pass --arch %s", cmd, why, fattn_arch_choices());
+        return fattn_error(FATTN_EUSAGE,
+                           "%s needs an architecture: no --arch given and none to take from a GPU "
+                           "(%s); pass --arch %s",
+                           cmd, why, fattn_arch_choices());
     t->have_gpu = 1;
     t->arch = fattn_arch_from_cc(t->gpu.cc_major, t->gpu.cc_minor);
     if (!t->arch)
-        return fattn_error(FATTN_EUSAGE, "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target; "
-                           "pass --arch %s", t->device, t->gpu.name, t->gpu.cc_major, t->gpu.cc_minor,
-                           fattn_arch_choices());
+        return fattn_error(FATTN_EUSAGE,
+                           "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target; "
+                           "pass --arch %s",
+                           t->device, t->gpu.name, t->gpu.cc_major, t->gpu.cc_minor, fattn_arch_choices());
     return FATTN_OK;
 }
 
@@ -151,9 +137,11 @@ static int resolve_smem_limit(cli_target *t)
         return fattn_error(FATTN_EUSAGE, "--smem-limit '%s': expected a byte count such as 49152, 100K or 'max'",
                            t->smem_limit_text);
     if (bytes > (uint64_t)t->arch->smem_per_block_optin)
-        return fattn_error(FATTN_EUSAGE, "--smem-limit %s: %llu bytes is over %s's opt-in maximum of %d bytes per "
-                           "block; expected at most %d (or 'max')", t->smem_limit_text, (unsigned long long)bytes,
-                           t->arch->name, t->arch->smem_per_block_optin, t->arch->smem_per_block_optin);
+        return fattn_error(FATTN_EUSAGE,
+                           "--smem-limit %s: %llu bytes is over %s's opt-in maximum of %d bytes per "
+                           "block; expected at most %d (or 'max')",
+                           t->smem_limit_text, (unsigned long long)bytes, t->arch->name, t->arch->smem_per_block_optin,
+                           t->arch->smem_per_block_optin);
     t->lim.smem_limit = (unsigned)bytes;
     return FATTN_OK;
 }
@@ -183,17 +171,10 @@ int cli_target_finish(cli_target *t, int needs, const char *cmd)
 int cli_common_option(cli_common *c, int opt, const char *arg)
 {
     switch (opt) {
-    case OPT_DB:
-        c->db_path = arg;
-        return 1;
-    case OPT_KERNEL_DIR:
-        c->kernel_dir = arg;
-        return 1;
-    case 'q':
-        c->quiet = 1;
-        return 1;
-    default:
-        return 0;
+    case OPT_DB: c->db_path = arg; return 1;
+    case OPT_KERNEL_DIR: c->kernel_dir = arg; return 1;
+    case 'q': c->quiet = 1; return 1;
+    default: return 0;
     }
 }
 
@@ -231,7 +212,10 @@ int cli_parse(int argc, char **argv, const struct option *opts, const char *extr
         if (!handle || (rc = handle(ctx, opt, optarg)) != FATTN_OK)
             return handle ? rc : fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
     }
-    *first_arg = optind;
+    if (first_arg)
+        *first_arg = optind;
+    else if (optind < argc)
+        return cli_extra_operand(argv[0], argv[optind]);
     return FATTN_OK;
 }
 
@@ -252,7 +236,7 @@ char *cli_command_line(const cli_common *c)
     return fattn_sb_detach(&sb);
 }
 
-void cli_print_configs(const fattn_space *space, const fattn_filter *filter, const unsigned char *keep, int format)
+void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format)
 {
     const char *names[2 + FATTN_NTUNABLES] = {"index", "key"};
     unsigned char numeric[2 + FATTN_NTUNABLES];
@@ -262,21 +246,17 @@ void cli_print_configs(const fattn_space *space, const fattn_filter *filter, con
     memset(numeric, 1, sizeof numeric);
     numeric[1] = 0;
     fattn_rows_init(&rows, 2 + FATTN_NTUNABLES, names);
-    for (size_t i = 0; i < space->count; ++i) {
+    for (size_t k = 0; k < n; ++k) {
         fattn_config c;
         char cells[2 + FATTN_NTUNABLES][FATTN_KEY_MAX];
         const char *ptrs[2 + FATTN_NTUNABLES];
-        if (keep && !keep[i])
-            continue;
-        fattn_space_config(space, i, &c);
-        if (filter && !fattn_filter_match(filter, &c))
-            continue;
-        snprintf(cells[0], sizeof cells[0], "%zu", i);
+        fattn_space_config(space, indices[k], &c);
+        snprintf(cells[0], sizeof cells[0], "%zu", indices[k]);
         fattn_config_key(&c, cells[1]);
         for (int p = 0; p < FATTN_NTUNABLES; ++p)
             snprintf(cells[2 + p], sizeof cells[2 + p], "%d", c.v[p]);
-        for (int k = 0; k < 2 + FATTN_NTUNABLES; ++k)
-            ptrs[k] = cells[k];
+        for (int i = 0; i < 2 + FATTN_NTUNABLES; ++i)
+            ptrs[i] = cells[i];
         fattn_rows_add(&rows, ptrs, numeric);
     }
     fattn_rows_print(stdout, &rows, format, 0);

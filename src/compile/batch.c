@@ -25,7 +25,7 @@ static void compile_job(void *arg)
     fattn_nvrtc_result r;
     fattn_error_set_quiet_thread(1);
     fattn_options_build(&o, &it->cfg, ctx->shape->head_dim, ctx->shape->causal, ctx->arch, ctx->cuda_include);
-    if (fattn_nvrtc_compile(ctx->src, &o, ctx->want_ptx, &r)) {
+    if (fattn_nvrtc_compile(ctx->src, &o, 0, &r)) {
         it->env_error = 1;
         snprintf(it->env_msg, sizeof it->env_msg, "%s", fattn_last_error());
         fattn_options_release(&o);
@@ -42,12 +42,12 @@ static void compile_job(void *arg)
     e->cubin = r.cubin;
     e->cubin_size = r.cubin_size;
     e->compile_ms = r.ms;
-    it->ptx = r.ptx;
-    r.log = NULL, r.cubin = NULL, r.ptx = NULL;
+    r.log = NULL, r.cubin = NULL;
     fattn_nvrtc_result_release(&r);
     fattn_options_release(&o);
-    if (e->ok && fattn_resources_read(e->log, e->cubin, e->cubin_size, FATTN_KERNEL_NAME, &e->res, it->env_msg,
-                                      sizeof it->env_msg)) {
+    if (e->ok
+        && fattn_resources_read(e->log, e->cubin, e->cubin_size, FATTN_KERNEL_NAME, &e->res, it->env_msg,
+                                sizeof it->env_msg)) {
         it->env_error = 1;
         return;
     }
@@ -113,7 +113,7 @@ int fattn_compile_batch(const fattn_compile_ctx *ctx, fattn_compile_item *items,
             break;
         fattn_compile_item *it = &items[i];
         set_key(ctx, it);
-        int hit = ctx->store && !ctx->want_ptx ? fattn_store_cache_get(ctx->store, it->cache_key, &it->entry) : 0;
+        int hit = ctx->store ? fattn_store_cache_get(ctx->store, it->cache_key, &it->entry) : 0;
         if (hit < 0) {
             rc = FATTN_EFAIL;
             break;
@@ -149,6 +149,4 @@ int fattn_compile_batch(const fattn_compile_ctx *ctx, fattn_compile_item *items,
 void fattn_compile_item_release(fattn_compile_item *item)
 {
     fattn_cache_entry_release(&item->entry);
-    free(item->ptx);
-    item->ptx = NULL;
 }

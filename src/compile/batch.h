@@ -22,14 +22,13 @@ typedef struct fattn_compile_item {
     fattn_config cfg;
     char cache_key[65];
     int cache_hit;
-    int env_error;              /* NVRTC or the cubin reader failed: no result */
+    int env_error; /* NVRTC or the cubin reader failed: no result */
     char env_msg[320];
-    fattn_cache_entry entry;    /* ok, log, cubin, resources */
-    int reason;                 /* first failing post-compile gate, or FATTN_R_NONE */
-    fattn_verdict verdict;      /* its verdict (or the spills verdict when all pass) */
+    fattn_cache_entry entry; /* ok, log, cubin, resources */
+    int reason;              /* first failing post-compile gate, or FATTN_R_NONE */
+    fattn_verdict verdict;   /* its verdict (or the spills verdict when all pass) */
     fattn_compiled_occ occ;
     int has_occ;
-    char *ptx;                  /* only with want_ptx */
 } fattn_compile_item;
 
 typedef struct fattn_compile_ctx {
@@ -38,10 +37,9 @@ typedef struct fattn_compile_ctx {
     const fattn_arch *arch;
     const fattn_shape *shape;
     const fattn_gate_limits *lim;
-    fattn_store *store;                     /* compile cache; NULL for none */
+    fattn_store *store; /* compile cache; NULL for none */
     int jobs;
-    int want_ptx;
-    volatile sig_atomic_t *interrupted;     /* stop when it becomes non-zero; may be NULL */
+    volatile sig_atomic_t *interrupted; /* stop when it becomes non-zero; may be NULL */
     /* Called on the calling thread for each finished item; a non-zero
      * return stops the batch with that code. */
     int (*done)(void *arg, fattn_compile_item *item);

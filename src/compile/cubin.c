@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EIATTR_FRAME_SIZE 0x11
-#define EIATTR_REGCOUNT 0x2f
-#define EIFMT_SVAL 4
-#define SHT_SYMTAB 2
-#define SHT_NOBITS 8
+#define EIATTR_FRAME_SIZE  0x11
+#define EIATTR_REGCOUNT    0x2f
+#define EIFMT_SVAL         4
+#define SHT_SYMTAB         2
+#define SHT_NOBITS         8
 #define RESERVED_SMEM_SM90 1024u
 
 typedef struct elf {
@@ -56,7 +56,12 @@ static int open_elf(elf *e, const void *data, size_t size, char *why, size_t why
     e->size = size;
     e->why = why;
     e->why_size = why_size;
-    if (size < 64 || memcmp(e->p, "\x7f" "ELF", 4) != 0)
+    if (size < 64
+        || memcmp(e->p,
+                  "\x7f"
+                  "ELF",
+                  4)
+               != 0)
         return fail(e, "not an ELF file");
     if (e->p[4] != 2 || e->p[5] != 1)
         return fail(e, "not a little-endian ELF64 file");

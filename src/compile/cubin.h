@@ -19,13 +19,13 @@
 #include <stddef.h>
 
 typedef struct fattn_cubin_info {
-    int sm;                 /* e.g. 90 */
+    int sm; /* e.g. 90 */
     int have_regs;
     unsigned regs;
     unsigned frame_bytes;
-    unsigned smem_section;  /* size of .nv.shared.<kernel>, 0 when absent */
-    int reserved_smem;      /* the toolchain's reserved block is in that section */
-    unsigned smem_static;   /* the kernel's own static shared memory */
+    unsigned smem_section; /* size of .nv.shared.<kernel>, 0 when absent */
+    int reserved_smem;     /* the toolchain's reserved block is in that section */
+    unsigned smem_static;  /* the kernel's own static shared memory */
 } fattn_cubin_info;
 
 /* Reads the resources of `kernel`. Returns 0, or -1 with a reason in why. */

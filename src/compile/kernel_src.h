@@ -15,12 +15,12 @@
 /* The tunable kernel and the reference kernel. */
 #define FATTN_KERNEL_FILE "fattn_fwd.cu"
 #define FATTN_KERNEL_NAME "fattn_fwd"
-#define FATTN_REF_FILE "fattn_ref.cu"
-#define FATTN_REF_NAME "fattn_ref"
+#define FATTN_REF_FILE    "fattn_ref.cu"
+#define FATTN_REF_NAME    "fattn_ref"
 
 typedef struct fattn_kernel_src {
     char *dir;
-    char *name;                                   /* file name within dir */
+    char *name; /* file name within dir */
     char *text;
     int nheaders;
     char *header_names[FATTN_KERNEL_MAX_HEADERS];

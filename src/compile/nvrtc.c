@@ -166,8 +166,10 @@ int fattn_cuda_include(char **include)
     FILE *f = fopen(probe, "r");
     free(probe);
     if (!f) {
-        int rc = fattn_error(FATTN_EFAIL, "CUDA headers not found: %s/cuda_fp16.h is missing; set FATTN_CUDA_ROOT "
-                             "to the toolkit root (configured: %s)", inc, fattn_cuda_root());
+        int rc = fattn_error(FATTN_EFAIL,
+                             "CUDA headers not found: %s/cuda_fp16.h is missing; set FATTN_CUDA_ROOT "
+                             "to the toolkit root (configured: %s)",
+                             inc, fattn_cuda_root());
         free(inc);
         return rc;
     }
@@ -190,8 +192,8 @@ static unsigned number_before(const char *log, const char *label)
     return (unsigned)strtoul(q, NULL, 10);
 }
 
-int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel,
-                         fattn_compiled *out, char *why, size_t why_size)
+int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel, fattn_compiled *out,
+                         char *why, size_t why_size)
 {
     fattn_cubin_info ci;
     memset(out, 0, sizeof *out);

@@ -23,7 +23,7 @@
 typedef struct fattn_options {
     int n;
     char *argv[FATTN_MAX_OPTIONS];
-    char *key;      /* the options less the include path, space-separated */
+    char *key; /* the options less the include path, space-separated */
 } fattn_options;
 
 /* Options for a configuration of the tunable kernel (cfg non-NULL) or the
@@ -33,12 +33,12 @@ void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim
 void fattn_options_release(fattn_options *o);
 
 typedef struct fattn_nvrtc_result {
-    int ok;             /* compiled */
-    char *log;          /* NVRTC's log, ptxas report included ("" if none) */
+    int ok;    /* compiled */
+    char *log; /* NVRTC's log, ptxas report included ("" if none) */
     void *cubin;
     size_t cubin_size;
-    char *ptx;          /* only when asked for */
-    double ms;          /* wall time of the compile */
+    char *ptx; /* only when asked for */
+    double ms; /* wall time of the compile */
 } fattn_nvrtc_result;
 
 /* Compiles; a compilation error is a result (ok = 0, log), a failure of
@@ -62,7 +62,7 @@ int fattn_cuda_include(char **include);
  * report and the cubin, and the layout size and block size the kernel
  * exports. Returns 0, or FATTN_EFAIL with a reason in why when the cubin
  * cannot be read. */
-int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel,
-                         fattn_compiled *out, char *why, size_t why_size);
+int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel, fattn_compiled *out,
+                         char *why, size_t why_size);
 
 #endif

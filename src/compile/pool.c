@@ -18,7 +18,7 @@ typedef struct job {
 struct fattn_pool {
     pthread_mutex_t lock;
     pthread_cond_t work, done;
-    job *queue, *queue_tail;    /* not started */
+    job *queue, *queue_tail; /* not started */
     job *finished, *finished_tail;
     int running;
     int stop;

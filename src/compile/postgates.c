@@ -34,22 +34,23 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         return FATTN_R_COMPILE_ERROR;
     }
     fattn_verdict_set(v, 1, "compiled: %u registers, %u B static + %u B dynamic shared memory", c->regs, c->smem_static,
-            c->smem_dynamic);
+                      c->smem_dynamic);
 
     v = &vs[FATTN_R_SMEM_MISMATCH];
     v->reason = FATTN_R_SMEM_MISMATCH;
     int same = c->smem_dynamic == l.total_bytes && c->smem_static == 0 && c->threads == l.threads;
     fattn_verdict_set(v, same, "model %u B dynamic, %u threads; compiled %u B dynamic + %u B static, %u threads",
-            l.total_bytes, l.threads, c->smem_dynamic, c->smem_static, c->threads);
+                      l.total_bytes, l.threads, c->smem_dynamic, c->smem_static, c->threads);
     if (!same)
         failed = FATTN_R_SMEM_MISMATCH;
 
     v = &vs[FATTN_R_SPILLS];
     v->reason = FATTN_R_SPILLS;
     unsigned spilled = c->spill_stores + c->spill_loads;
-    int ok = fattn_verdict_set(v, spilled <= in->lim->max_spill_bytes,
-                     "ptxas: %u registers, %u B spill stores + %u B spill loads, %u B stack frame; limit %u B",
-                     c->regs, c->spill_stores, c->spill_loads, c->stack_frame, in->lim->max_spill_bytes);
+    int ok =
+        fattn_verdict_set(v, spilled <= in->lim->max_spill_bytes,
+                          "ptxas: %u registers, %u B spill stores + %u B spill loads, %u B stack frame; limit %u B",
+                          c->regs, c->spill_stores, c->spill_loads, c->stack_frame, in->lim->max_spill_bytes);
     if (!ok && !failed)
         failed = FATTN_R_SPILLS;
 
@@ -64,12 +65,13 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         occ->limiter = fattn_occ_limiter_name(o.limiter);
     }
     int exempt = in->lim->occupancy_cp_async_exempt && in->cfg->v[FATTN_P_CP_ASYNC];
-    ok = fattn_verdict_set(v, o.occupancy >= in->lim->min_occupancy || exempt,
-                 "%d block%s/SM x %u warps = %d of %d warps (%.1f%%), limited by %s (%u regs/thread, %u B smem/block "
-                 "allocated); limit %.1f%%%s",
-                 o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm,
-                 100.0 * o.occupancy, fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block,
-                 100.0 * in->lim->min_occupancy, exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
+    ok = fattn_verdict_set(
+        v, o.occupancy >= in->lim->min_occupancy || exempt,
+        "%d block%s/SM x %u warps = %d of %d warps (%.1f%%), limited by %s (%u regs/thread, %u B smem/block "
+        "allocated); limit %.1f%%%s",
+        o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm, 100.0 * o.occupancy,
+        fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block, 100.0 * in->lim->min_occupancy,
+        exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
     if (!ok && !failed)
         failed = FATTN_R_LOW_OCCUPANCY;
     if (failed && first)

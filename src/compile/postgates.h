@@ -11,14 +11,14 @@
 
 /* What the compile step learned about one configuration. */
 typedef struct fattn_compiled {
-    int ok;                     /* NVRTC succeeded */
-    const char *log;            /* NVRTC + ptxas log */
+    int ok;          /* NVRTC succeeded */
+    const char *log; /* NVRTC + ptxas log */
     unsigned regs;
     unsigned spill_stores, spill_loads;
     unsigned stack_frame;
-    unsigned smem_static;       /* the kernel's own static shared memory */
-    unsigned smem_dynamic;      /* fattn_smem_bytes read from the cubin */
-    unsigned threads;           /* fattn_threads read from the cubin */
+    unsigned smem_static;  /* the kernel's own static shared memory */
+    unsigned smem_dynamic; /* fattn_smem_bytes read from the cubin */
+    unsigned threads;      /* fattn_threads read from the cubin */
 } fattn_compiled;
 
 /* Occupancy figures of a compiled configuration (see occupancy.h). */

@@ -85,7 +85,8 @@ static int load_best(fattn_store *s, long long study, best *b)
         sqlite3_finalize(st);
         if (r != SQLITE_DONE)
             return fattn_store_fail(s, "cannot read trials");
-        return fattn_error(FATTN_EFAIL, "study %lld has no timed trial: nothing to export yet (trials are timed by "
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld has no timed trial: nothing to export yet (trials are timed by "
                            "fattn-tune search on a GPU; fattn-tune query trials --study %lld lists what it has)",
                            study, study);
     }
@@ -143,9 +144,10 @@ static void write_header(const best *b, FILE *out)
     fprintf(out, " * timing:  %s\n", b->timing ? b->timing : "(not recorded)");
     fprintf(out, " * config:  %s\n * kernel:  sha256 %s\n * space:   sha256 %s\n", b->key, b->kernel_hash,
             b->space_hash);
-    fprintf(out, " *\n * Build the kernel with:  nvcc -arch=%s -include THIS_HEADER kernels/fattn_fwd.cu\n"
-                 " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes of\n"
-                 " * dynamic shared memory (raise the function's limit when it exceeds 48 KiB).\n */\n",
+    fprintf(out,
+            " *\n * Build the kernel with:  nvcc -arch=%s -include THIS_HEADER kernels/fattn_fwd.cu\n"
+            " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes of\n"
+            " * dynamic shared memory (raise the function's limit when it exceeds 48 KiB).\n */\n",
             b->arch);
     fputs("#ifndef FATTN_TUNED_H\n#define FATTN_TUNED_H\n\n", out);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
@@ -166,8 +168,8 @@ static void write_json(const best *b, FILE *out)
 {
     char now[32];
     fattn_utc_now(now);
-    fprintf(out, "{\n  \"tool\": \"fattn-tune\",\n  \"version\": \"%s\",\n  \"generated_at\": \"%s\",\n",
-            FATTN_VERSION, now);
+    fprintf(out, "{\n  \"tool\": \"fattn-tune\",\n  \"version\": \"%s\",\n  \"generated_at\": \"%s\",\n", FATTN_VERSION,
+            now);
     fprintf(out, "  \"study\": %lld,\n  \"trial\": %lld,\n  \"command\": ", b->study, b->trial);
     fattn_json_string(out, b->command);
     fputs(",\n  \"strategy\": ", out);
@@ -181,8 +183,10 @@ static void write_json(const best *b, FILE *out)
         fattn_json_string(out, b->device);
     else
         fputs("null", out);
-    fprintf(out, ",\n  \"metric\": {\"median_us\": %.6g, \"p10_us\": %.6g, \"p90_us\": %.6g, \"tflops\": %.6g, "
-            "\"gbps\": %.6g, \"timing\": ", b->median, b->p10, b->p90, b->tflops, b->gbps);
+    fprintf(out,
+            ",\n  \"metric\": {\"median_us\": %.6g, \"p10_us\": %.6g, \"p90_us\": %.6g, \"tflops\": %.6g, "
+            "\"gbps\": %.6g, \"timing\": ",
+            b->median, b->p10, b->p90, b->tflops, b->gbps);
     if (b->timing)
         fattn_json_string(out, b->timing);
     else
@@ -196,9 +200,10 @@ static void write_json(const best *b, FILE *out)
             fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fattn_params[i].name, b->cfg.v[i]);
             first = 0;
         }
-    fprintf(out, "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel_hash\": \"%s\",\n"
-            "  \"space_hash\": \"%s\"\n}\n", 32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, b->kernel_hash,
-            b->space_hash);
+    fprintf(out,
+            "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel_hash\": \"%s\",\n"
+            "  \"space_hash\": \"%s\"\n}\n",
+            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, b->kernel_hash, b->space_hash);
 }
 
 int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)

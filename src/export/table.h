@@ -21,8 +21,8 @@ typedef struct fattn_rows {
     int ncols;
     char **names;
     int nrows, cap;
-    char ***cells;          /* cells[row][col], NULL for SQL NULL */
-    unsigned char **numeric;/* numeric[row][col] */
+    char ***cells;           /* cells[row][col], NULL for SQL NULL */
+    unsigned char **numeric; /* numeric[row][col] */
 } fattn_rows;
 
 void fattn_rows_init(fattn_rows *r, int ncols, const char *const *names);

@@ -151,11 +151,8 @@ const char *fattn_access_op(const fattn_layout *l, int kind)
         if (l->cp_async)
             return l->load_bytes == 16 ? "16-byte cp.async" : "4-byte cp.async";
         return l->load_bytes == 16 ? "16-byte vector copy" : "2-byte copy";
-    case FATTN_ACC_O_STAGE:
-        return l->store_bytes == 16 ? "4-byte store" : "2-byte store";
-    case FATTN_ACC_O_OUT:
-        return l->store_bytes == 16 ? "16-byte copy" : "2-byte copy";
-    default:
-        return "ldmatrix row";
+    case FATTN_ACC_O_STAGE: return l->store_bytes == 16 ? "4-byte store" : "2-byte store";
+    case FATTN_ACC_O_OUT: return l->store_bytes == 16 ? "16-byte copy" : "2-byte copy";
+    default: return "ldmatrix row";
     }
 }

@@ -14,26 +14,26 @@
 #include "gates/layout.h"
 
 enum fattn_access_kind {
-    FATTN_ACC_Q_COPY,       /* global -> Q tile */
-    FATTN_ACC_KV_COPY,      /* global -> K/V slot */
-    FATTN_ACC_LDM_Q,        /* ldmatrix.x4, A operand of Q.K^T */
-    FATTN_ACC_LDM_K,        /* ldmatrix.x4, B operand of Q.K^T */
-    FATTN_ACC_LDM_V,        /* ldmatrix.x4.trans, B operand of P.V */
-    FATTN_ACC_O_STAGE,      /* registers -> Q tile, O staging */
-    FATTN_ACC_O_OUT,        /* Q tile -> global, O copy-out */
+    FATTN_ACC_Q_COPY,  /* global -> Q tile */
+    FATTN_ACC_KV_COPY, /* global -> K/V slot */
+    FATTN_ACC_LDM_Q,   /* ldmatrix.x4, A operand of Q.K^T */
+    FATTN_ACC_LDM_K,   /* ldmatrix.x4, B operand of Q.K^T */
+    FATTN_ACC_LDM_V,   /* ldmatrix.x4.trans, B operand of P.V */
+    FATTN_ACC_O_STAGE, /* registers -> Q tile, O staging */
+    FATTN_ACC_O_OUT,   /* Q tile -> global, O copy-out */
     FATTN_ACC_KINDS,
 };
 
 typedef struct fattn_warp_req {
     int kind;
     unsigned warp;
-    unsigned width;                 /* bytes per lane */
-    unsigned phase_lanes;           /* lanes per shared-memory phase */
+    unsigned width;       /* bytes per lane */
+    unsigned phase_lanes; /* lanes per shared-memory phase */
     unsigned char active[32];
-    unsigned smem[32];              /* shared byte offset from the dynamic base */
-    unsigned row[32];               /* tile row of each lane */
+    unsigned smem[32]; /* shared byte offset from the dynamic base */
+    unsigned row[32];  /* tile row of each lane */
     int has_global;
-    unsigned long long global[32];  /* global byte offset from a 128-byte aligned tile origin */
+    unsigned long long global[32]; /* global byte offset from a 128-byte aligned tile origin */
 } fattn_warp_req;
 
 /* Calls fn for every request, stopping early when fn returns non-zero (that

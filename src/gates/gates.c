@@ -9,56 +9,57 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gates/access.h"
 #include "gates/bank.h"
 #include "gates/layout.h"
+#include "util/err.h"
 #include "util/misc.h"
 
 static const fattn_reason_info reasons[FATTN_R_COUNT] = {
     [FATTN_R_DEVICE_MEMORY] = {"device_memory", FATTN_STAGE_STATIC,
-        "the shape's device buffers exceed the memory budget",
-        "use a smaller shape or raise --mem-budget"},
-    [FATTN_R_TILING] = {"tiling", FATTN_STAGE_STATIC,
-        "the tile sizes do not divide the work",
-        "BLOCK_M a multiple of 16*NUM_WARPS, BLOCK_N a multiple of 16, BLOCK_K a power of two from 16 dividing D"},
-    [FATTN_R_MISALIGNED_CP_ASYNC] = {"misaligned_cp_async", FATTN_STAGE_STATIC,
-        "a copy into or out of shared memory is not aligned to its width (cp.async needs 16-byte alignment)",
-        "pad rows by a multiple of 16 bytes, or SWIZZLE=1"},
+                               "the shape's device buffers exceed the memory budget",
+                               "use a smaller shape or raise --mem-budget"},
+    [FATTN_R_TILING] =
+        {"tiling", FATTN_STAGE_STATIC, "the tile sizes do not divide the work",
+         "BLOCK_M a multiple of 16*NUM_WARPS, BLOCK_N a multiple of 16, BLOCK_K a power of two from 16 dividing D"},
+    [FATTN_R_MISALIGNED_CP_ASYNC] =
+        {"misaligned_cp_async", FATTN_STAGE_STATIC,
+         "a copy into or out of shared memory is not aligned to its width (cp.async needs 16-byte alignment)",
+         "pad rows by a multiple of 16 bytes, or SWIZZLE=1"},
     [FATTN_R_MISALIGNED_LDMATRIX] = {"misaligned_ldmatrix", FATTN_STAGE_STATIC,
-        "an ldmatrix row address is not 16-byte aligned",
-        "pad rows by a multiple of 16 bytes, or SWIZZLE=1"},
-    [FATTN_R_SMEM_OVERFLOW] = {"smem_overflow", FATTN_STAGE_STATIC,
-        "the shared-memory layout exceeds the per-block limit",
-        "reduce BLOCK_M, BLOCK_N, BLOCK_K or STAGES, or raise --smem-limit up to the arch's opt-in maximum"},
+                                     "an ldmatrix row address is not 16-byte aligned",
+                                     "pad rows by a multiple of 16 bytes, or SWIZZLE=1"},
+    [FATTN_R_SMEM_OVERFLOW] =
+        {"smem_overflow", FATTN_STAGE_STATIC, "the shared-memory layout exceeds the per-block limit",
+         "reduce BLOCK_M, BLOCK_N, BLOCK_K or STAGES, or raise --smem-limit up to the arch's opt-in maximum"},
     [FATTN_R_BANK_CONFLICTS] = {"bank_conflicts", FATTN_STAGE_STATIC,
-        "a warp's shared-memory accesses serialize over the same banks",
-        "SWIZZLE=1"},
+                                "a warp's shared-memory accesses serialize over the same banks", "SWIZZLE=1"},
     [FATTN_R_COALESCING] = {"coalescing", FATTN_STAGE_STATIC,
-        "a warp's global loads use too little of the 32-byte sectors they touch",
-        "HALF2=1 with row-major copies (consecutive lanes along a row)"},
-    [FATTN_R_COMPILE_ERROR] = {"compile_error", FATTN_STAGE_COMPILE,
-        "NVRTC could not compile the configuration",
-        "read the compile log: fattn-tune query trial ID"},
-    [FATTN_R_SMEM_MISMATCH] = {"smem_mismatch", FATTN_STAGE_COMPILE,
-        "the compiled kernel's shared memory differs from fattn-tune's layout model (a fattn-tune bug)",
-        "report it: src/gates/layout.c and kernels/fattn_fwd.cu disagree"},
-    [FATTN_R_SPILLS] = {"spills", FATTN_STAGE_COMPILE,
-        "registers spill to local memory",
-        "fewer rows per warp (more NUM_WARPS or smaller BLOCK_M), smaller BLOCK_N, or raise --max-spill-bytes"},
-    [FATTN_R_LOW_OCCUPANCY] = {"low_occupancy", FATTN_STAGE_COMPILE,
-        "too few resident warps per SM to hide latency without cp.async",
-        "CP_ASYNC=1, fewer registers per thread (smaller tiles per warp), or lower --min-occupancy"},
+                            "a warp's global loads use too little of the 32-byte sectors they touch",
+                            "HALF2=1 with row-major copies (consecutive lanes along a row)"},
+    [FATTN_R_COMPILE_ERROR] = {"compile_error", FATTN_STAGE_COMPILE, "NVRTC could not compile the configuration",
+                               "read the compile log: fattn-tune query trial ID"},
+    [FATTN_R_SMEM_MISMATCH] =
+        {"smem_mismatch", FATTN_STAGE_COMPILE,
+         "the compiled kernel's shared memory differs from fattn-tune's layout model (a fattn-tune bug)",
+         "report it: src/gates/layout.c and kernels/fattn_fwd.cu disagree"},
+    [FATTN_R_SPILLS] =
+        {"spills", FATTN_STAGE_COMPILE, "registers spill to local memory",
+         "fewer rows per warp (more NUM_WARPS or smaller BLOCK_M), smaller BLOCK_N, or raise --max-spill-bytes"},
+    [FATTN_R_LOW_OCCUPANCY] =
+        {"low_occupancy", FATTN_STAGE_COMPILE, "too few resident warps per SM to hide latency without cp.async",
+         "CP_ASYNC=1, fewer registers per thread (smaller tiles per warp), or lower --min-occupancy"},
     [FATTN_R_RUNTIME_FAULT] = {"runtime_fault", FATTN_STAGE_RUN,
-        "the kernel faulted on the GPU (the CUDA error is in the detail)",
-        "run compute-sanitizer on the configuration; the gates missed a layout bug"},
-    [FATTN_R_TIMEOUT] = {"timeout", FATTN_STAGE_RUN,
-        "the kernel ran past the watchdog limit",
-        "raise --kernel-timeout, or check the configuration for a hang"},
+                               "the kernel faulted on the GPU (the CUDA error is in the detail)",
+                               "run compute-sanitizer on the configuration; the gates missed a layout bug"},
+    [FATTN_R_TIMEOUT] = {"timeout", FATTN_STAGE_RUN, "the kernel ran past the watchdog limit",
+                         "raise --kernel-timeout, or check the configuration for a hang"},
     [FATTN_R_NUMERICS] = {"numerics", FATTN_STAGE_RUN,
-        "the output differs from the reference beyond atol + rtol*|ref|, or holds NaN/Inf",
-        "check the configuration's numerics; the detail names the worst element"},
+                          "the output differs from the reference beyond atol + rtol*|ref|, or holds NaN/Inf",
+                          "check the configuration's numerics; the detail names the worst element"},
 };
 
 const fattn_reason_info *fattn_reason(int r)
@@ -123,9 +124,9 @@ static int gate_device_memory(const gate_ctx *g, fattn_verdict *v)
     fattn_format_bytes(need, a, sizeof a);
     fattn_format_bytes(g->in->lim->mem_budget, b, sizeof b);
     return fattn_verdict_set(v, need <= g->in->lim->mem_budget,
-                   "%d input set(s) of Q, K, V + O + fp32 reference O = %llu bytes (%s) %s budget %s",
-                   g->in->lim->input_sets, (unsigned long long)need, a,
-                   need <= g->in->lim->mem_budget ? "within" : "over", b);
+                             "%d input set(s) of Q, K, V + O + fp32 reference O = %llu bytes (%s) %s budget %s",
+                             g->in->lim->input_sets, (unsigned long long)need, a,
+                             need <= g->in->lim->mem_budget ? "within" : "over", b);
 }
 
 static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
@@ -134,8 +135,11 @@ static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
     const int bm = c[FATTN_P_BLOCK_M], bn = c[FATTN_P_BLOCK_N], bk = c[FATTN_P_BLOCK_K];
     const int nw = c[FATTN_P_NUM_WARPS], d = g->in->shape->head_dim;
     if (bm % (16 * nw))
-        return fattn_verdict_set(v, 0, "BLOCK_M=%d over NUM_WARPS=%d is %d rows per warp; each warp needs whole 16-row strips "
-                       "(BLOCK_M a multiple of %d)", bm, nw, bm / nw, 16 * nw);
+        return fattn_verdict_set(
+            v, 0,
+            "BLOCK_M=%d over NUM_WARPS=%d is %d rows per warp; each warp needs whole 16-row strips "
+            "(BLOCK_M a multiple of %d)",
+            bm, nw, bm / nw, 16 * nw);
     if (bn % 16)
         return fattn_verdict_set(v, 0, "BLOCK_N=%d is not a multiple of 16 (the k16 steps of P.V)", bn);
     if (!is_pow2(bk) || bk < 16)
@@ -143,8 +147,8 @@ static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
     if (d % bk)
         return fattn_verdict_set(v, 0, "BLOCK_K=%d does not divide D=%d", bk, d);
     return fattn_verdict_set(v, 1, "%d rows per warp (%d strip%s of 16), %d key steps of 16, D=%d in %d chunk%s of %d",
-                   bm / nw, bm / nw / 16, bm / nw / 16 == 1 ? "" : "s", bn / 16, d, d / bk, d / bk == 1 ? "" : "s",
-                   bk);
+                             bm / nw, bm / nw / 16, bm / nw / 16 == 1 ? "" : "s", bn / 16, d, d / bk,
+                             d / bk == 1 ? "" : "s", bk);
 }
 
 /* Alignment: every request of the kinds in `mask`, every lane. */
@@ -187,8 +191,9 @@ static int align_visit(const fattn_warp_req *r, void *ctx)
 static int report_alignment(const gate_ctx *g, fattn_verdict *v, const align_scan *a, const char *what)
 {
     if (!a->bad)
-        return fattn_verdict_set(v, 1, "all %lu %s addresses are aligned to their width (Q tile rows %u B, K/V rows %u B)",
-                       a->total, what, g->layout.q.row_bytes, g->layout.kv.row_bytes);
+        return fattn_verdict_set(v, 1,
+                                 "all %lu %s addresses are aligned to their width (Q tile rows %u B, K/V rows %u B)",
+                                 a->total, what, g->layout.q.row_bytes, g->layout.kv.row_bytes);
     const fattn_warp_req *r = &a->first;
     unsigned lane = a->first_lane;
     unsigned long long at = a->global_bad ? r->global[lane] : r->smem[lane];
@@ -196,18 +201,19 @@ static int report_alignment(const gate_ctx *g, fattn_verdict *v, const align_sca
     size_t n = 0;
     for (int k = 0; k < FATTN_ACC_KINDS; ++k)
         if (a->kind_total[k])
-            n += (size_t)snprintf(counts + n, sizeof counts - n, "%s%s %lu/%lu", n ? ", " : "",
-                                  fattn_access_name(k), a->kind_bad[k], a->kind_total[k]);
+            n += (size_t)snprintf(counts + n, sizeof counts - n, "%s%s %lu/%lu", n ? ", " : "", fattn_access_name(k),
+                                  a->kind_bad[k], a->kind_total[k]);
     int ldm = r->kind == FATTN_ACC_LDM_Q || r->kind == FATTN_ACC_LDM_K || r->kind == FATTN_ACC_LDM_V;
     char op[64];
     if (ldm)
         snprintf(op, sizeof op, "%s", fattn_access_name(r->kind));
     else
         snprintf(op, sizeof op, "%s (%s)", fattn_access_name(r->kind), fattn_access_op(&g->layout, r->kind));
-    return fattn_verdict_set(v, 0, "%s of row %u (warp %u, lane %u) at %s offset %llu: %llu mod %u = %llu; misaligned: %s "
-                   "(Q tile rows %u B, K/V rows %u B)", op,
-                   r->row[lane], r->warp, lane, a->global_bad ? "global" : "shared", at, at, r->width,
-                   at % r->width, counts, g->layout.q.row_bytes, g->layout.kv.row_bytes);
+    return fattn_verdict_set(v, 0,
+                             "%s of row %u (warp %u, lane %u) at %s offset %llu: %llu mod %u = %llu; misaligned: %s "
+                             "(Q tile rows %u B, K/V rows %u B)",
+                             op, r->row[lane], r->warp, lane, a->global_bad ? "global" : "shared", at, at, r->width,
+                             at % r->width, counts, g->layout.q.row_bytes, g->layout.kv.row_bytes);
 }
 
 static int gate_misaligned_cp_async(const gate_ctx *g, fattn_verdict *v)
@@ -230,10 +236,10 @@ static int gate_smem_overflow(const gate_ctx *g, fattn_verdict *v)
     const fattn_layout *l = &g->layout;
     unsigned limit = g->in->lim->smem_limit;
     return fattn_verdict_set(v, l->total_bytes <= limit,
-                   "Q tile %u x %u B = %u B + %u stage%s x K/V slot %u x %u B = %u B: %u B %s limit %u B",
-                   l->q.rows, l->q.row_bytes, l->q.bytes, l->stages, l->stages == 1 ? "" : "s", l->kv.rows,
-                   l->kv.row_bytes, l->stages * l->kv.bytes, l->total_bytes,
-                   l->total_bytes <= limit ? "within" : "over", limit);
+                             "Q tile %u x %u B = %u B + %u stage%s x K/V slot %u x %u B = %u B: %u B %s limit %u B",
+                             l->q.rows, l->q.row_bytes, l->q.bytes, l->stages, l->stages == 1 ? "" : "s", l->kv.rows,
+                             l->kv.row_bytes, l->stages * l->kv.bytes, l->total_bytes,
+                             l->total_bytes <= limit ? "within" : "over", limit);
 }
 
 typedef struct bank_scan {
@@ -262,8 +268,8 @@ static int gate_bank_conflicts(const gate_ctx *g, fattn_verdict *v)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%s %u", n ? ", " : "", fattn_access_name(k), b.worst[k]);
     }
     unsigned max = g->in->lim->max_bank_ways;
-    return fattn_verdict_set(v, b.worst[worst] <= max, "worst %u-way (%s, %s); ways per access: %s; limit %u", b.worst[worst],
-                   fattn_access_name(worst), fattn_access_op(&g->layout, worst), list, max);
+    return fattn_verdict_set(v, b.worst[worst] <= max, "worst %u-way (%s, %s); ways per access: %s; limit %u",
+                             b.worst[worst], fattn_access_name(worst), fattn_access_op(&g->layout, worst), list, max);
 }
 
 typedef struct coalesce_scan {
@@ -306,9 +312,11 @@ static int gate_coalescing(const gate_ctx *g, fattn_verdict *v)
     coalesce_scan c = {.worst = 2.0};
     fattn_access_each(&g->layout, coalesce_visit, &c);
     double min = g->in->lim->min_coalescing;
-    return fattn_verdict_set(v, c.worst >= min, "worst warp load (%s, %s): %u bytes used of %u bytes in 32-byte sectors = "
-                   "%.1f%%; limit %.1f%%", fattn_access_name(c.kind), fattn_access_op(&g->layout, c.kind), c.used,
-                   c.touched, 100.0 * c.worst, 100.0 * min);
+    return fattn_verdict_set(v, c.worst >= min,
+                             "worst warp load (%s, %s): %u bytes used of %u bytes in 32-byte sectors = "
+                             "%.1f%%; limit %.1f%%",
+                             fattn_access_name(c.kind), fattn_access_op(&g->layout, c.kind), c.used, c.touched,
+                             100.0 * c.worst, 100.0 * min);
 }
 
 typedef int (*gate_fn)(const gate_ctx *g, fattn_verdict *v);
@@ -350,4 +358,35 @@ int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_v
         }
     }
     return failed;
+}
+
+void fattn_gates_space(const fattn_space *space, const fattn_filter *filter, const fattn_shape *shape,
+                       const fattn_arch *arch, const fattn_gate_limits *lim, fattn_space_verdicts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = space->count;
+    out->v = fattn_xcalloc(space->count ? space->count : 1, sizeof *out->v);
+    out->survivors = fattn_xcalloc(space->count ? space->count : 1, sizeof *out->survivors);
+    for (size_t i = 0; i < space->count; ++i) {
+        fattn_config c;
+        fattn_space_config(space, i, &c);
+        if (filter && !fattn_filter_match(filter, &c)) {
+            out->v[i].reason = -1;
+            continue;
+        }
+        fattn_gate_input in = {&c, shape, arch, lim};
+        int r = fattn_gates_static(&in, &out->v[i], NULL);
+        out->v[i].reason = r;
+        ++out->considered;
+        ++out->counts[r];
+        if (r == FATTN_R_NONE)
+            out->survivors[out->nsurvivors++] = i;
+    }
+}
+
+void fattn_space_verdicts_release(fattn_space_verdicts *sv)
+{
+    free(sv->v);
+    free(sv->survivors);
+    memset(sv, 0, sizeof *sv);
 }

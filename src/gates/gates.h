@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "space/params.h"
+#include "space/space.h"
 #include "target/arch.h"
 #include "target/shape.h"
 
@@ -47,10 +48,10 @@ enum fattn_reason {
 enum fattn_gate_stage { FATTN_STAGE_STATIC, FATTN_STAGE_COMPILE, FATTN_STAGE_RUN };
 
 typedef struct fattn_reason_info {
-    const char *code;       /* "smem_overflow" */
-    int stage;              /* enum fattn_gate_stage */
-    const char *what;       /* one-line explanation */
-    const char *fix;        /* suggested fix */
+    const char *code; /* "smem_overflow" */
+    int stage;        /* enum fattn_gate_stage */
+    const char *what; /* one-line explanation */
+    const char *fix;  /* suggested fix */
 } fattn_reason_info;
 
 /* Info for reason `r` (1 .. FATTN_R_COUNT-1). */
@@ -61,13 +62,13 @@ int fattn_reason_find(const char *code);
 
 /* Thresholds of the gates. */
 typedef struct fattn_gate_limits {
-    unsigned smem_limit;        /* bytes of shared memory per block; 48 KiB unless raised */
-    unsigned max_bank_ways;     /* worst tolerated bank-conflict ways (1 = none) */
-    double min_coalescing;      /* bytes used / bytes of sectors touched, per warp load */
-    uint64_t mem_budget;        /* bytes of device memory for the shape's buffers */
-    int input_sets;             /* copies of Q, K, V the engine rotates through */
-    unsigned max_spill_bytes;   /* spill stores + loads tolerated */
-    double min_occupancy;       /* resident warps / max warps per SM */
+    unsigned smem_limit;           /* bytes of shared memory per block; 48 KiB unless raised */
+    unsigned max_bank_ways;        /* worst tolerated bank-conflict ways (1 = none) */
+    double min_coalescing;         /* bytes used / bytes of sectors touched, per warp load */
+    uint64_t mem_budget;           /* bytes of device memory for the shape's buffers */
+    int input_sets;                /* copies of Q, K, V the engine rotates through */
+    unsigned max_spill_bytes;      /* spill stores + loads tolerated */
+    double min_occupancy;          /* resident warps / max warps per SM */
     int occupancy_cp_async_exempt; /* the seeds' rule: cp.async configs may run below it */
 } fattn_gate_limits;
 
@@ -82,8 +83,8 @@ void fattn_gate_limits_json(const fattn_gate_limits *lim, char *out, int n);
 #define FATTN_DETAIL_MAX 400
 
 typedef struct fattn_verdict {
-    int reason;     /* the gate */
-    int pass;       /* 1 passed, 0 rejected, -1 not evaluated */
+    int reason; /* the gate */
+    int pass;   /* 1 passed, 0 rejected, -1 not evaluated */
     char detail[FATTN_DETAIL_MAX];
 } fattn_verdict;
 
@@ -99,6 +100,22 @@ typedef struct fattn_gate_input {
  * `all` is non-NULL, every gate is evaluated and all[r] holds its verdict
  * (pass = -1 for gates that cannot be evaluated after a tiling failure). */
 int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT]);
+
+/* The static gates over a whole space. */
+typedef struct fattn_space_verdicts {
+    size_t n;          /* configurations in the space */
+    fattn_verdict *v;  /* v[i].reason: -1 filtered out, FATTN_R_NONE survives, else the first failing gate */
+    size_t considered; /* matching the filter */
+    size_t *survivors; /* indices of the survivors, in space order */
+    size_t nsurvivors;
+    int counts[FATTN_R_COUNT]; /* rejections by reason; counts[FATTN_R_NONE] = survivors */
+} fattn_space_verdicts;
+
+/* Runs the static gates on every configuration of `space` that matches
+ * `filter` (NULL: all). `shape`, `arch` and `lim` as in fattn_gate_input. */
+void fattn_gates_space(const fattn_space *space, const fattn_filter *filter, const fattn_shape *shape,
+                       const fattn_arch *arch, const fattn_gate_limits *lim, fattn_space_verdicts *out);
+void fattn_space_verdicts_release(fattn_space_verdicts *sv);
 
 /* Sets a verdict: pass (1), reject (0) or not evaluated (-1), and its detail;
  * returns `pass`. */

@@ -18,26 +18,26 @@
 
 typedef struct fattn_tile_desc {
     unsigned rows;
-    unsigned chunks;        /* 16-byte chunks of data per row */
-    unsigned row_bytes;     /* including the pad */
-    unsigned bytes;         /* rows * row_bytes */
+    unsigned chunks;    /* 16-byte chunks of data per row */
+    unsigned row_bytes; /* including the pad */
+    unsigned bytes;     /* rows * row_bytes */
 } fattn_tile_desc;
 
 typedef struct fattn_layout {
     unsigned head_dim;
     unsigned threads;
     unsigned warps;
-    unsigned rows_per_warp;     /* BLOCK_M / NUM_WARPS */
-    unsigned m_tiles;           /* 16-row strips per warp */
-    unsigned chunks_per_tile;   /* D / BLOCK_K: K (and V) chunks per key/value tile */
+    unsigned rows_per_warp;   /* BLOCK_M / NUM_WARPS */
+    unsigned m_tiles;         /* 16-row strips per warp */
+    unsigned chunks_per_tile; /* D / BLOCK_K: K (and V) chunks per key/value tile */
     unsigned swizzle, pad_bytes, colmajor, cp_async;
-    unsigned load_bytes;        /* width of one global->shared copy */
-    unsigned store_bytes;       /* width of one shared->global copy of O */
-    fattn_tile_desc q;          /* Q/O tile */
-    fattn_tile_desc kv;         /* one K/V slot */
-    unsigned kv_base;           /* offset of slot 0 */
+    unsigned load_bytes;  /* width of one global->shared copy */
+    unsigned store_bytes; /* width of one shared->global copy of O */
+    fattn_tile_desc q;    /* Q/O tile */
+    fattn_tile_desc kv;   /* one K/V slot */
+    unsigned kv_base;     /* offset of slot 0 */
     unsigned stages;
-    unsigned total_bytes;       /* dynamic shared memory of one block */
+    unsigned total_bytes; /* dynamic shared memory of one block */
 } fattn_layout;
 
 /* Fills the model. Assumes the tiling gate holds (dimensions divide). */

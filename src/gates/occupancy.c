@@ -29,8 +29,8 @@ int fattn_occupancy(const fattn_arch *a, const fattn_occ_input *in, fattn_occ_re
 
     unsigned smem = in->smem_static + in->smem_dynamic + (unsigned)a->smem_reserved_per_block;
     out->smem_per_block = round_up(smem, (unsigned)a->smem_alloc_unit);
-    unsigned block_limit = (unsigned)(in->smem_dynamic > (unsigned)a->smem_per_block ? a->smem_per_block_optin
-                                                                                      : a->smem_per_block);
+    unsigned block_limit =
+        (unsigned)(in->smem_dynamic > (unsigned)a->smem_per_block ? a->smem_per_block_optin : a->smem_per_block);
     block_limit += (unsigned)a->smem_reserved_per_block;
     out->by_smem = out->smem_per_block > block_limit ? 0 : (int)((unsigned)a->smem_per_sm / out->smem_per_block);
 

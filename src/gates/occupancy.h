@@ -20,22 +20,22 @@
 #include "target/arch.h"
 
 typedef struct fattn_occ_input {
-    unsigned threads;       /* per block */
-    unsigned regs;          /* per thread */
-    unsigned smem_static;   /* bytes */
-    unsigned smem_dynamic;  /* bytes */
+    unsigned threads;      /* per block */
+    unsigned regs;         /* per thread */
+    unsigned smem_static;  /* bytes */
+    unsigned smem_dynamic; /* bytes */
 } fattn_occ_input;
 
 enum fattn_occ_limiter { FATTN_OCC_WARPS, FATTN_OCC_REGS, FATTN_OCC_SMEM, FATTN_OCC_BLOCKS };
 
 typedef struct fattn_occ_result {
-    int blocks;             /* resident blocks per SM */
+    int blocks; /* resident blocks per SM */
     int by_warps, by_regs, by_smem, by_blocks;
-    int limiter;            /* enum fattn_occ_limiter: the smallest limit */
-    int warps;              /* active warps per SM */
-    double occupancy;       /* warps / max_warps_per_sm */
-    unsigned regs_per_warp; /* allocated */
-    unsigned smem_per_block;/* allocated, reserved bytes included */
+    int limiter;             /* enum fattn_occ_limiter: the smallest limit */
+    int warps;               /* active warps per SM */
+    double occupancy;        /* warps / max_warps_per_sm */
+    unsigned regs_per_warp;  /* allocated */
+    unsigned smem_per_block; /* allocated, reserved bytes included */
 } fattn_occ_result;
 
 /* Computes the occupancy of a kernel; returns 0. */

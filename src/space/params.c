@@ -66,8 +66,7 @@ int fattn_config_equal(const fattn_config *a, const fattn_config *b)
     return memcmp(a->v, b->v, sizeof a->v) == 0;
 }
 
-static int set_value(fattn_config *c, int id, const char *value, const char *text, const char *what,
-                     unsigned *seen)
+static int set_value(fattn_config *c, int id, const char *value, const char *text, const char *what, unsigned *seen)
 {
     long v;
     const fattn_param_info *p = &fattn_params[id];
@@ -75,8 +74,8 @@ static int set_value(fattn_config *c, int id, const char *value, const char *tex
         return fattn_error(FATTN_EUSAGE, "%s '%s': %s given twice", what, text, p->name);
     *seen |= 1u << id;
     if (fattn_parse_long(value, p->min, p->max, &v))
-        return fattn_error(FATTN_EUSAGE, "%s '%s': %s is '%s'; expected an integer from %d to %d", what, text,
-                           p->name, value, p->min, p->max);
+        return fattn_error(FATTN_EUSAGE, "%s '%s': %s is '%s'; expected an integer from %d to %d", what, text, p->name,
+                           value, p->min, p->max);
     c->v[id] = (int)v;
     return FATTN_OK;
 }
@@ -90,8 +89,10 @@ static int parse_token(const char *tok, fattn_config *c, const char *text, const
         int id = fattn_param_find(name);
         int rc;
         if (id < 0)
-            rc = fattn_error(FATTN_EUSAGE, "%s '%s': unknown parameter '%s'; expected one of BLOCK_M, BLOCK_N, "
-                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2", what, text, name);
+            rc = fattn_error(FATTN_EUSAGE,
+                             "%s '%s': unknown parameter '%s'; expected one of BLOCK_M, BLOCK_N, "
+                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2",
+                             what, text, name);
         else
             rc = set_value(c, id, eq + 1, text, what, seen);
         free(name);
@@ -105,7 +106,8 @@ static int parse_token(const char *tok, fattn_config *c, const char *text, const
             return set_value(c, i, tok + t, text, what, seen);
     return fattn_error(FATTN_EUSAGE,
                        "%s '%s': cannot read '%s'; expected a config key such as bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 "
-                       "or NAME=VALUE pairs such as BLOCK_M=64,BLOCK_N=64", what, text, tok);
+                       "or NAME=VALUE pairs such as BLOCK_M=64,BLOCK_N=64",
+                       what, text, tok);
 }
 
 int fattn_config_parse(const char *text, const char *what, fattn_config *out)

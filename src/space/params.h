@@ -34,11 +34,11 @@ enum fattn_param_id {
 };
 
 typedef struct fattn_param_info {
-    const char *name;   /* macro name, e.g. "BLOCK_M" */
-    const char *tag;    /* key tag, e.g. "bm" */
-    int def;            /* value when a space does not list it */
-    int min, max;       /* accepted values */
-    int test_only;      /* outside every default space */
+    const char *name; /* macro name, e.g. "BLOCK_M" */
+    const char *tag;  /* key tag, e.g. "bm" */
+    int def;          /* value when a space does not list it */
+    int min, max;     /* accepted values */
+    int test_only;    /* outside every default space */
     const char *help;
 } fattn_param_info;
 

@@ -54,20 +54,20 @@ static int parse_values(fattn_space *sp, int id, const cJSON *arr, const char *l
             return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: more than %d values", label, p->name,
                                FATTN_SPACE_MAX_VALUES);
         if (!cJSON_IsNumber(v))
-            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %s", label, p->name,
-                               n, json_type(v));
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %s", label, p->name, n,
+                               json_type(v));
         double d = v->valuedouble;
         if (d != floor(d) || fabs(d) > 1e9)
-            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %g", label, p->name,
-                               n, d);
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %g", label, p->name, n,
+                               d);
         int x = (int)d;
         if (x < p->min || x > p->max)
             return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: %d is out of range; expected %d to %d", label,
                                p->name, n, x, p->min, p->max);
         for (int k = 0; k < n; ++k)
             if (sp->values[id][k] == x)
-                return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: value %d is listed twice", label, p->name,
-                                   n, x);
+                return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: value %d is listed twice", label, p->name, n,
+                                   x);
         sp->values[id][n] = x;
     }
     sp->nvalues[id] = n;
@@ -95,8 +95,10 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
     if (!root) {
         int line, col;
         syntax_position(text, end ? end : text, &line, &col);
-        return fattn_error(FATTN_EUSAGE, "%s: line %d, column %d: not valid JSON; expected an object such as "
-                           "{\"parameters\": {\"BLOCK_M\": [64, 128]}}", label, line, col);
+        return fattn_error(FATTN_EUSAGE,
+                           "%s: line %d, column %d: not valid JSON; expected an object such as "
+                           "{\"parameters\": {\"BLOCK_M\": [64, 128]}}",
+                           label, line, col);
     }
     for (const char *p = end; p && p < text + len; ++p) {
         if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') {
@@ -123,14 +125,18 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
                 goto out;
             }
         } else {
-            rc = fattn_error(FATTN_EUSAGE, "%s: $.%s: unknown key; expected \"parameters\" and optionally "
-                             "\"description\"", label, m->string);
+            rc = fattn_error(FATTN_EUSAGE,
+                             "%s: $.%s: unknown key; expected \"parameters\" and optionally "
+                             "\"description\"",
+                             label, m->string);
             goto out;
         }
     }
     if (!params) {
-        rc = fattn_error(FATTN_EUSAGE, "%s: $: missing \"parameters\"; expected an object mapping parameter names "
-                         "to value arrays", label);
+        rc = fattn_error(FATTN_EUSAGE,
+                         "%s: $: missing \"parameters\"; expected an object mapping parameter names "
+                         "to value arrays",
+                         label);
         goto out;
     }
     if (!cJSON_IsObject(params)) {
@@ -142,9 +148,11 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
     for (const cJSON *m = params->child; m; m = m->next) {
         int id = fattn_param_find(m->string);
         if (id < 0) {
-            rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: unknown parameter; expected one of BLOCK_M, BLOCK_N, "
+            rc = fattn_error(FATTN_EUSAGE,
+                             "%s: $.parameters.%s: unknown parameter; expected one of BLOCK_M, BLOCK_N, "
                              "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2 (test only: PAD_BYTES, "
-                             "COPY_COLMAJOR)", label, m->string);
+                             "COPY_COLMAJOR)",
+                             label, m->string);
             goto out;
         }
         if ((rc = parse_values(sp, id, m, label)))
@@ -223,11 +231,15 @@ int fattn_filter_parse(const char *text, fattn_filter *f)
         while (*value == ' ')
             ++value;
         if (id < 0)
-            rc = fattn_error(FATTN_EUSAGE, "--filter '%s': unknown parameter '%s'; expected NAME<op>VALUE with "
-                             "NAME such as BLOCK_M", text, name);
+            rc = fattn_error(FATTN_EUSAGE,
+                             "--filter '%s': unknown parameter '%s'; expected NAME<op>VALUE with "
+                             "NAME such as BLOCK_M",
+                             text, name);
         else if (op < 0 || fattn_parse_long(value, -1000000, 1000000, &v))
-            rc = fattn_error(FATTN_EUSAGE, "--filter '%s': cannot read '%s'; expected NAME<op>VALUE, op one of "
-                             "= != < <= > >=, e.g. BLOCK_M>=64,CP_ASYNC=1", text, tok);
+            rc = fattn_error(FATTN_EUSAGE,
+                             "--filter '%s': cannot read '%s'; expected NAME<op>VALUE, op one of "
+                             "= != < <= > >=, e.g. BLOCK_M>=64,CP_ASYNC=1",
+                             text, tok);
         else if (f->n == (int)(sizeof f->terms / sizeof f->terms[0]))
             rc = fattn_error(FATTN_EUSAGE, "--filter '%s': more than 32 terms", text);
         else {

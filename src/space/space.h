@@ -26,12 +26,12 @@
 #define FATTN_SPACE_MAX_VALUES 64
 
 typedef struct fattn_space {
-    char *label;                                   /* file path, for messages */
+    char *label; /* file path, for messages */
     int nvalues[FATTN_NPARAMS];
     int values[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
-    int listed[FATTN_NPARAMS];                     /* named by the file */
-    char hash[65];                                 /* sha256 of the file's bytes */
-    char *json;                                    /* the file's text */
+    int listed[FATTN_NPARAMS]; /* named by the file */
+    char hash[65];             /* sha256 of the file's bytes */
+    char *json;                /* the file's text */
     size_t count;
 } fattn_space;
 

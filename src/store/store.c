@@ -41,8 +41,10 @@ int fattn_store_fail(fattn_store *s, const char *what)
     if ((code & 0xff) == SQLITE_READONLY)
         return fattn_error(FATTN_EFAIL, "database %s is read-only (%s); expected a writable file", s->path, what);
     if ((code & 0xff) == SQLITE_NOTADB || (code & 0xff) == SQLITE_CORRUPT)
-        return fattn_error(FATTN_EFAIL, "database %s: %s: not a SQLite database or corrupt (%s); expected a "
-                           "fattn-tune database or a new path", s->path, what, msg);
+        return fattn_error(FATTN_EFAIL,
+                           "database %s: %s: not a SQLite database or corrupt (%s); expected a "
+                           "fattn-tune database or a new path",
+                           s->path, what, msg);
     if ((code & 0xff) == SQLITE_FULL)
         return fattn_error(FATTN_EFAIL, "database %s: %s: disk full", s->path, what);
     return fattn_error(FATTN_EFAIL, "database %s: %s: %s", s->path, what, msg);
@@ -135,8 +137,10 @@ static int writable(const char *path, int exists)
     const char *d = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
     int rc = FATTN_OK;
     if (access(d, W_OK) != 0)
-        rc = fattn_error(FATTN_EFAIL, "database %s: its folder %s is not writable (%s); SQLite needs it for the "
-                         "journal files", path, d, strerror(errno));
+        rc = fattn_error(FATTN_EFAIL,
+                         "database %s: its folder %s is not writable (%s); SQLite needs it for the "
+                         "journal files",
+                         path, d, strerror(errno));
     free(dir);
     return rc;
 }
@@ -146,7 +150,7 @@ static int writable(const char *path, int exists)
  * and -shm files behind when it closes. */
 static int connect(fattn_store *s, int immutable)
 {
-    int flags = s->mode == FATTN_DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+    int flags = s->mode == FATTN_DB_WRITE                  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                 : !immutable && access(s->path, W_OK) == 0 ? SQLITE_OPEN_READWRITE
                                                            : SQLITE_OPEN_READONLY;
     char *name = s->path;
@@ -201,8 +205,10 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
     int rc = FATTN_EFAIL;
     *out = NULL;
     if (mode == FATTN_DB_READ && !exists)
-        return fattn_error(FATTN_EFAIL, "database %s does not exist; run fattn-tune compile (or search) first, or "
-                           "pass --db", path);
+        return fattn_error(FATTN_EFAIL,
+                           "database %s does not exist; run fattn-tune compile (or search) first, or "
+                           "pass --db",
+                           path);
     if (exists && S_ISDIR(st.st_mode))
         return fattn_error(FATTN_EFAIL, "database %s is a directory; expected a database file", path);
     if (mode == FATTN_DB_WRITE && !exists && fattn_make_parent_dir(path))
@@ -234,24 +240,32 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
             goto fail;
     }
     if (app != FATTN_APPLICATION_ID && (app != 0 || version != 0 || tables != 0)) {
-        fattn_error(FATTN_EFAIL, "database %s is not a fattn-tune database (application id %lld, %lld tables); "
-                    "expected a fattn-tune database or a new path", path, app, tables);
+        fattn_error(FATTN_EFAIL,
+                    "database %s is not a fattn-tune database (application id %lld, %lld tables); "
+                    "expected a fattn-tune database or a new path",
+                    path, app, tables);
         goto fail;
     }
     if (version > fattn_schema_latest()) {
-        fattn_error(FATTN_EFAIL, "database %s has schema version %lld, newer than this fattn-tune %s understands "
-                    "(%d); use a newer fattn-tune", path, version, FATTN_VERSION, fattn_schema_latest());
+        fattn_error(FATTN_EFAIL,
+                    "database %s has schema version %lld, newer than this fattn-tune %s understands "
+                    "(%d); use a newer fattn-tune",
+                    path, version, FATTN_VERSION, fattn_schema_latest());
         goto fail;
     }
     if (mode == FATTN_DB_READ) {
         if (version == 0) {
-            fattn_error(FATTN_EFAIL, "database %s holds no fattn-tune data yet; run fattn-tune compile (or search) "
-                        "first", path);
+            fattn_error(FATTN_EFAIL,
+                        "database %s holds no fattn-tune data yet; run fattn-tune compile (or search) "
+                        "first",
+                        path);
             goto fail;
         }
         if (version < fattn_schema_latest()) {
-            fattn_error(FATTN_EFAIL, "database %s has schema version %lld; a writing command (fattn-tune compile) "
-                        "upgrades it to %d", path, version, fattn_schema_latest());
+            fattn_error(FATTN_EFAIL,
+                        "database %s has schema version %lld; a writing command (fattn-tune compile) "
+                        "upgrades it to %d",
+                        path, version, fattn_schema_latest());
             goto fail;
         }
     } else {

@@ -24,7 +24,7 @@
 #include "space/params.h"
 #include "target/shape.h"
 
-#define FATTN_DEFAULT_DB "results/fattn.db"
+#define FATTN_DEFAULT_DB     "results/fattn.db"
 #define FATTN_APPLICATION_ID 0x46415454 /* 'FATT' */
 
 typedef struct fattn_store fattn_store;
@@ -58,13 +58,13 @@ int fattn_store_commit(fattn_store *s);
 void fattn_store_rollback(fattn_store *s);
 
 typedef struct fattn_study_rec {
-    const char *command;        /* "compile", "search", ... */
+    const char *command; /* "compile", "search", ... */
     const char *strategy;
     long long seed;
     int has_seed;
     fattn_shape shape;
     const char *arch;
-    const char *device;         /* NULL without a GPU */
+    const char *device; /* NULL without a GPU */
     const char *device_json;
     const char *driver_version;
     const char *nvrtc_version;
@@ -73,7 +73,7 @@ typedef struct fattn_study_rec {
     const char *space_json;
     const char *kernel_hash;
     const char *limits_json;
-    const char *argv;           /* the command line */
+    const char *argv; /* the command line */
 } fattn_study_rec;
 
 /* Creates a study with status 'running'. */
@@ -84,16 +84,16 @@ int fattn_store_study_end(fattn_store *s, long long id, const char *status);
 
 typedef struct fattn_trial_rec {
     long long study_id;
-    long long seq;              /* order within the study */
+    long long seq; /* order within the study */
     const fattn_config *cfg;
-    const char *status;         /* 'rejected', 'compiled', ... */
-    const char *reason;         /* gate code, NULL when none */
+    const char *status; /* 'rejected', 'compiled', ... */
+    const char *reason; /* gate code, NULL when none */
     const char *detail;
-    const char *cache_key;      /* NULL when not compiled */
+    const char *cache_key; /* NULL when not compiled */
     int cache_hit;
-    double compile_ms;          /* < 0 when not compiled */
-    const fattn_compiled *res;  /* NULL when not compiled */
-    unsigned smem_model;        /* layout model's bytes; 0 when unknown */
+    double compile_ms;         /* < 0 when not compiled */
+    const fattn_compiled *res; /* NULL when not compiled */
+    unsigned smem_model;       /* layout model's bytes; 0 when unknown */
     int has_occupancy;
     double occupancy;
     int blocks_per_sm;
@@ -114,7 +114,7 @@ typedef struct fattn_cache_entry {
     void *cubin;
     size_t cubin_size;
     double compile_ms;
-    fattn_compiled res;         /* res.log aliases log */
+    fattn_compiled res; /* res.log aliases log */
 } fattn_cache_entry;
 
 /* Looks a key up: returns 1 and fills *e (release it) when found, 0 when

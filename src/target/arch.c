@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+/* clang-format off */
 static const fattn_arch sm80 = {
     .name = "sm_80", .sm = 80,
     .max_threads_per_sm = 2048, .max_warps_per_sm = 64, .max_blocks_per_sm = 32, .max_threads_per_block = 1024,
@@ -40,6 +41,8 @@ static const fattn_arch sm90 = {
     .smem_per_sm = 233472, .smem_per_block = 49152, .smem_per_block_optin = 232448,
     .smem_reserved_per_block = 1024, .smem_alloc_unit = 128,
 };
+
+/* clang-format on */
 
 const fattn_arch *const fattn_archs[] = {&sm80, &sm86, &sm89, &sm90, NULL};
 

@@ -9,8 +9,8 @@
 #define FATTN_TARGET_ARCH_H
 
 typedef struct fattn_arch {
-    const char *name;               /* "sm_90" */
-    int sm;                         /* 90 */
+    const char *name; /* "sm_90" */
+    int sm;           /* 90 */
     int max_threads_per_sm;
     int max_warps_per_sm;
     int max_blocks_per_sm;
@@ -18,13 +18,13 @@ typedef struct fattn_arch {
     int regs_per_sm;
     int regs_per_block;
     int max_regs_per_thread;
-    int reg_alloc_unit;             /* registers, allocated per warp */
-    int sub_partitions;             /* register file partitions per SM */
-    int smem_per_sm;                /* bytes, the largest carveout */
-    int smem_per_block;             /* bytes without opt-in: 48 KiB */
-    int smem_per_block_optin;       /* bytes, the opt-in maximum */
-    int smem_reserved_per_block;    /* bytes the driver reserves per block */
-    int smem_alloc_unit;            /* bytes */
+    int reg_alloc_unit;          /* registers, allocated per warp */
+    int sub_partitions;          /* register file partitions per SM */
+    int smem_per_sm;             /* bytes, the largest carveout */
+    int smem_per_block;          /* bytes without opt-in: 48 KiB */
+    int smem_per_block_optin;    /* bytes, the opt-in maximum */
+    int smem_reserved_per_block; /* bytes the driver reserves per block */
+    int smem_alloc_unit;         /* bytes */
 } fattn_arch;
 
 /* The known architectures, NULL-terminated, in ascending order. */

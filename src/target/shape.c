@@ -26,9 +26,9 @@ int fattn_shape_parse(const char *text, fattn_shape *out)
         char *field = fattn_xstrndup(p, len);
         int bad = fattn_parse_long(field, 1, max[n], &v[n]);
         if (bad) {
-            int rc = fattn_error(FATTN_EUSAGE,
-                                 "--shape %s: %s is '%s'; expected an integer from 1 to %ld (B,H,S,D such as 2,8,512,64)",
-                                 text, names[n], field, max[n]);
+            int rc = fattn_error(
+                FATTN_EUSAGE, "--shape %s: %s is '%s'; expected an integer from 1 to %ld (B,H,S,D such as 2,8,512,64)",
+                text, names[n], field, max[n]);
             free(field);
             return rc;
         }

@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 typedef struct fattn_shape {
-    int batch;      /* B, 1..65535 (grid z) */
-    int heads;      /* H, 1..65535 (grid y) */
-    int seqlen;     /* S, 1..FATTN_MAX_SEQLEN */
-    int head_dim;   /* D, 64 or 128 */
-    int causal;     /* 0 or 1 */
+    int batch;    /* B, 1..65535 (grid z) */
+    int heads;    /* H, 1..65535 (grid y) */
+    int seqlen;   /* S, 1..FATTN_MAX_SEQLEN */
+    int head_dim; /* D, 64 or 128 */
+    int causal;   /* 0 or 1 */
 } fattn_shape;
 
 #define FATTN_MAX_SEQLEN (1 << 24)

@@ -81,8 +81,8 @@ int fattn_parse_bytes(const char *s, uint64_t *out)
         const char *suffix;
         uint64_t mult;
     } units[] = {
-        {"", 1}, {"b", 1}, {"k", 1024}, {"kib", 1024}, {"kb", 1024}, {"m", 1u << 20}, {"mib", 1u << 20},
-        {"mb", 1u << 20}, {"g", 1u << 30}, {"gib", 1u << 30}, {"gb", 1u << 30},
+        {"", 1},           {"b", 1},         {"k", 1024},     {"kib", 1024},     {"kb", 1024},     {"m", 1u << 20},
+        {"mib", 1u << 20}, {"mb", 1u << 20}, {"g", 1u << 30}, {"gib", 1u << 30}, {"gb", 1u << 30},
     };
     char *end;
     if (!s || !isdigit((unsigned char)*s))

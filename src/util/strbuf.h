@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 typedef struct fattn_strbuf {
-    char *s;    /* owned; "" after init */
+    char *s; /* owned; "" after init */
     size_t len;
     size_t cap;
 } fattn_strbuf;
