@@ -43,11 +43,12 @@ status=0
     echo "default space (search/space.json), shape $shape, non-causal. No GPU involved."
     echo
 } >"$report.tmp"
+trap 'rm -f "$report.tmp"' EXIT
 
 for arch in "${archs[@]}"; do
     echo "compile-all.sh: $arch ..." >&2
     t0=$(date +%s)
-    "$tool" -q compile --arch "$arch" --shape "$shape" --db "$db" >"$report.$arch.log" 2>&1 || status=1
+    "$tool" -q compile --arch "$arch" --shape "$shape" --db "$db" >"${db%.db}.$arch.log" 2>&1 || status=1
     t1=$(date +%s)
     study=$(sql "SELECT max(id) FROM studies WHERE arch = '$arch'")
     total=$(sql "SELECT count(*) FROM trials WHERE study_id = $study")
@@ -57,6 +58,7 @@ for arch in "${archs[@]}"; do
     same=$(sql "SELECT count(*) FROM trials WHERE study_id = $study AND registers IS NOT NULL AND smem_dynamic = smem_model AND smem_static = 0")
     nvrtc_s=$(sql "SELECT round(sum(compile_ms) / 1000.0, 1) FROM trials WHERE study_id = $study")
     regs=$(sql "SELECT min(registers) || ' .. ' || max(registers) FROM trials WHERE study_id = $study AND registers IS NOT NULL")
+    kernel=$(sql "SELECT kernel_hash FROM studies WHERE id = $study")
     [ "$errors" = 0 ] && [ "$same" = "$compiled" ] && [ "$compiled" = "$((total - static))" ] || status=1
     {
         echo "## $arch (study $study in $db)"
@@ -69,6 +71,7 @@ for arch in "${archs[@]}"; do
         echo "| compile errors | $errors |"
         echo "| compiled smem == model (and no static smem) | $same of $compiled |"
         echo "| registers | $regs |"
+        echo "| kernel (sha256 of kernels/fattn_fwd.cu and its headers) | \`${kernel:0:16}\` |"
         echo "| wall time | $((t1 - t0)) s ($nvrtc_s s of NVRTC time over all threads) |"
         echo
         echo "| status | reason | count |"
