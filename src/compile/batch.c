@@ -83,66 +83,134 @@ void fattn_compile_one(const fattn_compile_ctx *ctx, fattn_compile_item *item)
         apply_gates(ctx, item);
 }
 
-static int finish(const fattn_compile_ctx *ctx, fattn_compile_item *it, fattn_batch_stats *st)
+struct fattn_compiler {
+    const fattn_compile_ctx *ctx;
+    fattn_pool *pool;
+    fattn_compile_item **ready; /* cache hits, not yet taken */
+    int nready, cap;
+    int queued;                 /* on the pool */
+};
+
+fattn_compiler *fattn_compiler_open(const fattn_compile_ctx *ctx)
 {
-    if (!it->env_error) {
-        if (!it->cache_hit && ctx->store && fattn_store_cache_put(ctx->store, &it->entry))
-            return FATTN_EFAIL;
-        apply_gates(ctx, it);
+    fattn_compiler *c = fattn_xcalloc(1, sizeof *c);
+    c->ctx = ctx;
+    return c;
+}
+
+int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *it)
+{
+    set_key(c->ctx, it);
+    int hit = c->ctx->store ? fattn_store_cache_get(c->ctx->store, it->cache_key, &it->entry) : 0;
+    if (hit < 0)
+        return FATTN_EFAIL;
+    if (hit) {
+        it->cache_hit = 1;
+        if (c->nready == c->cap) {
+            c->cap = c->cap ? 2 * c->cap : 16;
+            c->ready = fattn_xrealloc(c->ready, (size_t)c->cap * sizeof *c->ready);
+        }
+        c->ready[c->nready++] = it;
+        return FATTN_OK;
     }
-    ++st->finished;
-    if (it->env_error)
-        ++st->env_errors;
-    else if (it->cache_hit)
-        ++st->cache_hits;
-    else
-        ++st->compiled;
-    return ctx->done ? ctx->done(ctx->done_arg, it) : 0;
+    if (!c->pool)
+        c->pool = fattn_pool_create(c->ctx->jobs);
+    job *j = fattn_xmalloc(sizeof *j);
+    j->ctx = c->ctx;
+    j->item = it;
+    fattn_pool_submit(c->pool, compile_job, j);
+    ++c->queued;
+    return FATTN_OK;
+}
+
+fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc)
+{
+    fattn_compile_item *it = NULL;
+    if (c->nready) {
+        it = c->ready[0];
+        memmove(c->ready, c->ready + 1, (size_t)--c->nready * sizeof *c->ready);
+    } else if (c->queued) {
+        job *j = fattn_pool_next(c->pool);
+        if (!j)
+            return NULL;
+        --c->queued;
+        it = j->item;
+        free(j);
+        if (!it->env_error && c->ctx->store && fattn_store_cache_put(c->ctx->store, &it->entry))
+            *rc = FATTN_EFAIL;
+    } else {
+        return NULL;
+    }
+    if (!it->env_error)
+        apply_gates(c->ctx, it);
+    return it;
+}
+
+int fattn_compiler_pending(const fattn_compiler *c)
+{
+    return c->nready + c->queued;
+}
+
+static void drop_job(void *arg)
+{
+    free(arg);
+}
+
+int fattn_compiler_cancel(fattn_compiler *c)
+{
+    int n = c->nready;
+    c->nready = 0;
+    if (c->pool) {
+        int dropped = fattn_pool_cancel(c->pool, drop_job);
+        c->queued -= dropped;
+        n += dropped;
+    }
+    return n;
+}
+
+void fattn_compiler_close(fattn_compiler **cp)
+{
+    fattn_compiler *c = *cp;
+    if (!c)
+        return;
+    fattn_compiler_cancel(c);
+    while (c->queued) {
+        job *j = fattn_pool_next(c->pool);
+        if (!j)
+            break;
+        --c->queued;
+        free(j);
+    }
+    fattn_pool_free(&c->pool);
+    free(c->ready);
+    free(c);
+    *cp = NULL;
 }
 
 int fattn_compile_batch(const fattn_compile_ctx *ctx, fattn_compile_item *items, int n, fattn_batch_stats *st)
 {
-    int rc = FATTN_OK, queued = 0;
+    int rc = FATTN_OK;
+    fattn_compiler *c = fattn_compiler_open(ctx);
     memset(st, 0, sizeof *st);
     st->total = n;
-    fattn_pool *pool = NULL;
-    job *jobs = fattn_xcalloc((size_t)(n ? n : 1), sizeof *jobs);
-
-    for (int i = 0; i < n && !rc; ++i) {
-        if (ctx->interrupted && *ctx->interrupted)
-            break;
-        fattn_compile_item *it = &items[i];
-        set_key(ctx, it);
-        int hit = ctx->store ? fattn_store_cache_get(ctx->store, it->cache_key, &it->entry) : 0;
-        if (hit < 0) {
-            rc = FATTN_EFAIL;
-            break;
-        }
-        if (hit) {
-            it->cache_hit = 1;
-            rc = finish(ctx, it, st);
-            continue;
-        }
-        if (!pool)
-            pool = fattn_pool_create(ctx->jobs);
-        jobs[i].ctx = ctx;
-        jobs[i].item = it;
-        fattn_pool_submit(pool, compile_job, &jobs[i]);
-        ++queued;
-    }
-    while (pool && queued) {
+    for (int i = 0; i < n && !rc && !(ctx->interrupted && *ctx->interrupted); ++i)
+        rc = fattn_compiler_submit(c, &items[i]);
+    fattn_compile_item *it;
+    while ((it = fattn_compiler_next(c, &rc))) {
+        ++st->finished;
+        if (it->env_error)
+            ++st->env_errors;
+        else if (it->cache_hit)
+            ++st->cache_hits;
+        else
+            ++st->compiled;
+        if (!rc && ctx->done)
+            rc = ctx->done(ctx->done_arg, it);
         if (rc || (ctx->interrupted && *ctx->interrupted))
-            queued -= fattn_pool_cancel(pool, NULL);
-        job *j = fattn_pool_next(pool);
-        if (!j)
-            break;
-        --queued;
-        if (!rc)
-            rc = finish(ctx, j->item, st);
+            fattn_compiler_cancel(c);
     }
     st->interrupted = ctx->interrupted && *ctx->interrupted;
-    fattn_pool_free(&pool);
-    free(jobs);
+    fattn_compiler_close(&c);
     return rc;
 }
 

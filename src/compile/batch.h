@@ -2,11 +2,12 @@
  * batch.h - compiling many configurations: compile cache first, then NVRTC
  * in a thread pool, then the post-compile gates.
  *
- * The calling thread looks every configuration up in the compile cache
- * (hits cost nothing), queues the misses on the pool, and receives each
- * finished item, in finishing order, through a callback on its own thread:
- * workers never touch the database. A new compile result is stored in the
- * cache (its own transaction) before the callback sees it.
+ * A compiler is a stream: the calling thread submits items (a cache hit is
+ * ready at once; a miss is queued on the pool) and takes finished items
+ * back, in finishing order, on its own thread: workers never touch the
+ * database. A new compile result is stored in the cache (its own
+ * transaction) before the caller sees it. While the caller works on one
+ * item (runs it on the GPU, say), the pool compiles the next ones.
  */
 #ifndef FATTN_COMPILE_BATCH_H
 #define FATTN_COMPILE_BATCH_H
@@ -45,6 +46,29 @@ typedef struct fattn_compile_ctx {
     int (*done)(void *arg, fattn_compile_item *item);
     void *done_arg;
 } fattn_compile_ctx;
+
+typedef struct fattn_compiler fattn_compiler;
+
+/* Opens a compiler (ctx's done, done_arg and interrupted are not used). */
+fattn_compiler *fattn_compiler_open(const fattn_compile_ctx *ctx);
+
+/* Submits an item. Returns 0, or FATTN_EFAIL when the cache cannot be read. */
+int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *item);
+
+/* The next finished item, its post-compile gates applied, or NULL when none
+ * is outstanding. *rc is set to FATTN_EFAIL (and the item still returned)
+ * when its new result cannot be stored in the cache. */
+fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc);
+
+/* Items submitted and not yet taken back. */
+int fattn_compiler_pending(const fattn_compiler *c);
+
+/* Drops the items not started; they are not returned by next(), and stay
+ * the caller's. Returns how many. */
+int fattn_compiler_cancel(fattn_compiler *c);
+
+/* Waits for the running compiles and frees the compiler; sets *c to NULL. */
+void fattn_compiler_close(fattn_compiler **c);
 
 typedef struct fattn_batch_stats {
     int total, finished, compiled, cache_hits, env_errors;
