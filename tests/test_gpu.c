@@ -2,13 +2,17 @@
  * test_gpu.c - the driver probe on a real GPU: the device's arch is one
  * fattn-tune targets and its limits are those of the arch table. Skips (77)
  * where no GPU is present. Also, on every machine: a driver library that
- * cannot be loaded is reported as "no GPU" in one line.
+ * cannot be loaded, and the toolkit's stub driver, are reported as "no GPU"
+ * in one line.
  */
 #include "t.h"
 
-#include "gpu/cuda.h"
+#include <unistd.h>
+
+#include "gpu/device.h"
 #include "target/arch.h"
 #include "util/err.h"
+#include "util/paths.h"
 
 int main(void)
 {
@@ -17,6 +21,14 @@ int main(void)
     setenv("FATTN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
     CHECK_INT(fattn_gpu_probe(0, &g, why, sizeof why), FATTN_EFAIL);
     CHECK_STR(why, "no GPU: the CUDA driver (/nonexistent/libcuda.so.1) cannot be loaded");
+    /* The toolkit's stub driver loads, then refuses cuInit. */
+    char stub[512];
+    snprintf(stub, sizeof stub, "%s/lib64/stubs/libcuda.so", fattn_cuda_root());
+    if (access(stub, R_OK) == 0) {
+        setenv("FATTN_LIBCUDA", stub, 1);
+        CHECK_INT(fattn_gpu_probe(0, &g, why, sizeof why), FATTN_EFAIL);
+        CHECK_STR(why, "no GPU: cuInit failed: CUDA_ERROR_STUB_LIBRARY");
+    }
     unsetenv("FATTN_LIBCUDA");
     if (t_failures)
         return t_exit();

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "gates/gates.h"
-#include "gpu/cuda.h"
+#include "gpu/device.h"
 #include "space/space.h"
 #include "target/arch.h"
 #include "target/shape.h"

@@ -1,0 +1,110 @@
+/*
+ * driver.c - resolving the driver API through dlopen and cuGetProcAddress.
+ */
+#include "gpu/driver.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+
+typedef CUresult (*get_proc_fn)(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                CUdriverProcAddressQueryResult *status);
+
+int fattn_cu_load(fattn_cu *cu, char *why, size_t why_size)
+{
+    const char *path = getenv("FATTN_LIBCUDA");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    memset(cu, 0, sizeof *cu);
+    cu->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!cu->lib) {
+        snprintf(why, why_size, "no GPU: the CUDA driver (%s) cannot be loaded", path);
+        return FATTN_EFAIL;
+    }
+    get_proc_fn get_proc = (get_proc_fn)dlsym(cu->lib, "cuGetProcAddress_v2");
+    CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(cu->lib, "cuInit");
+    if (!get_proc || !init) {
+        snprintf(why, why_size, "no GPU: %s is not a CUDA driver of version 12 or later", path);
+        return FATTN_EFAIL;
+    }
+    CUresult r = init(0);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, why_size, "no GPU: cuInit failed: %s", fattn_cu_error_name(NULL, r));
+        return FATTN_EFAIL;
+    }
+#define FATTN_CU_RESOLVE(f)                                                                                            \
+    {                                                                                                                  \
+        CUdriverProcAddressQueryResult st;                                                                             \
+        void *p = NULL;                                                                                                \
+        if ((r = get_proc(#f, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st)) != CUDA_SUCCESS || !p) {            \
+            snprintf(why, why_size, "the CUDA driver (%s) lacks %s for CUDA %d: %s; a newer driver is needed", path, \
+                     #f, CUDA_VERSION, r ? fattn_cu_error_name(NULL, r) : "not found");                                \
+            return FATTN_EFAIL;                                                                                        \
+        }                                                                                                              \
+        memcpy(&cu->f, &p, sizeof p);                                                                                  \
+    }
+    FATTN_CU_FUNCTIONS(FATTN_CU_RESOLVE)
+#undef FATTN_CU_RESOLVE
+    return FATTN_OK;
+}
+
+static const struct {
+    CUresult code;
+    const char *name;
+} names[] = {
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY"},
+    {CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT"},
+    {CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT"},
+    {CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR"},
+    {CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+    {CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS"},
+    {CUDA_ERROR_INVALID_ADDRESS_SPACE, "CUDA_ERROR_INVALID_ADDRESS_SPACE"},
+    {CUDA_ERROR_INVALID_PC, "CUDA_ERROR_INVALID_PC"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
+    {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+};
+
+const char *fattn_cu_error_name(const fattn_cu *cu, CUresult r)
+{
+    static _Thread_local char buf[32];
+    const char *s = NULL;
+    if (cu && cu->cuGetErrorName && cu->cuGetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if (names[i].code == r)
+            return names[i].name;
+    snprintf(buf, sizeof buf, "CUDA error %d", (int)r);
+    return buf;
+}
+
+int fattn_cu_error_is_sticky(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
