@@ -9,8 +9,13 @@
  * the output is fp32 [B, H, S, D] so that the comparison sees the candidate's
  * rounding, not the reference's. HEAD_DIM and CAUSAL are macros as in
  * fattn_fwd.cu. Launch: grid (ceil(S / 128), H, B), 128 threads.
+ *
+ * fattn_fill, in the same module, writes seeded inputs (fattn_fill.h) so that
+ * every check runs on fresh inputs the host can regenerate.
  */
 #include <cuda_fp16.h>
+
+#include "fattn_fill.h"
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
@@ -65,4 +70,12 @@ fattn_ref(const half *__restrict__ q, const half *__restrict__ k, const half *__
     }
     for (int d = 0; d < HEAD_DIM; ++d)
         o[d] = acc[d] / sum;
+}
+
+/* dst[i] = fp16(fattn_fill_value(seed, tensor, i)) for i < n; any grid. */
+extern "C" __global__ void fattn_fill(half *dst, unsigned long long n, unsigned long long seed, unsigned tensor)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        dst[i] = __float2half_rn(fattn_fill_value(seed, tensor, i));
 }

@@ -1,0 +1,144 @@
+/*
+ * numerics.c - fp16 conversions, the numerics gate, the CPU fp64 reference.
+ */
+#include "run/numerics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/fattn_fill.h"
+#include "util/err.h"
+
+float fattn_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {
+            /* Subnormal: normalize. */
+            int e = -1;
+            do {
+                man <<= 1;
+                ++e;
+            } while (!(man & 0x400u));
+            bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+        }
+    } else {
+        bits = sign | (exp + 127 - 15) << 23 | man << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t fattn_float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000u, abs = x & 0x7fffffffu;
+    if (abs >= 0x7f800000u) /* Inf or NaN */
+        return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0));
+    if (abs >= 0x477ff000u) /* rounds to >= 65520: Inf */
+        return (uint16_t)(sign | 0x7c00u);
+    if (abs < 0x38800000u) {
+        /* Subnormal or zero: scale into the subnormal grid of 2^-24. */
+        if (abs < 0x33000000u) /* below half of the smallest subnormal */
+            return (uint16_t)sign;
+        uint32_t e = abs >> 23, man = (abs & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126 - e; /* 113 - e + 13 */
+        uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1)))
+            ++half;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = ((abs >> 13) - (112u << 10)), rem = abs & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1)))
+        ++half;
+    return (uint16_t)(sign | half);
+}
+
+void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, double atol, double rtol,
+                            fattn_numerics *r)
+{
+    double worst_excess = -1;
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    for (size_t i = 0; i < n; ++i) {
+        double o = fattn_half_to_float(out[i]), x = ref[i];
+        double ax = fabs(x);
+        if (ax > r->max_abs_ref)
+            r->max_abs_ref = ax;
+        if (!isfinite(o)) {
+            if (!r->n_nonfinite++ && worst_excess < INFINITY) {
+                worst_excess = INFINITY;
+                r->worst = i, r->worst_out = o, r->worst_ref = x;
+            }
+            ++r->n_bad;
+            continue;
+        }
+        double err = fabs(o - x), excess = err - (atol + rtol * ax);
+        if (err > r->max_abs_err)
+            r->max_abs_err = err;
+        if (excess > 0)
+            ++r->n_bad;
+        if (excess > worst_excess) {
+            worst_excess = excess;
+            r->worst = i, r->worst_out = o, r->worst_ref = x;
+        }
+    }
+    r->norm_err = r->max_abs_ref > 0 ? r->max_abs_err / r->max_abs_ref : r->max_abs_err;
+}
+
+int fattn_numerics_ok(const fattn_numerics *r)
+{
+    return r->n_bad == 0 && r->n_nonfinite == 0;
+}
+
+void fattn_numerics_describe(const fattn_numerics *r, const fattn_shape *s, char *out, size_t n)
+{
+    size_t i = r->worst, d = (size_t)s->head_dim, row = i / d, seq = (size_t)s->seqlen;
+    snprintf(out, n,
+             "max |o-r| %.3g (normalized %.3g), %zu of %zu out of tolerance, %zu not finite; worst at b=%zu h=%zu "
+             "s=%zu d=%zu: %.6g vs %.6g",
+             r->max_abs_err, r->norm_err, r->n_bad, r->n, r->n_nonfinite, row / seq / (size_t)s->heads,
+             row / seq % (size_t)s->heads, row % seq, i % d, r->worst_out, r->worst_ref);
+}
+
+float fattn_input_value(uint64_t seed, unsigned tensor, uint64_t index)
+{
+    return fattn_half_to_float(fattn_float_to_half(fattn_fill_value(seed, tensor, index)));
+}
+
+void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int b, int h, int row, double *out)
+{
+    const int d = s->head_dim, n_keys = s->causal ? row + 1 : s->seqlen;
+    const uint64_t head = ((uint64_t)b * (uint64_t)s->heads + (uint64_t)h) * (uint64_t)s->seqlen * (uint64_t)d;
+    const double scale = 1.0 / sqrt((double)d);
+    double *scores = fattn_xmalloc((size_t)n_keys * sizeof *scores), q[128], mx = -INFINITY, sum = 0;
+    for (int k = 0; k < d; ++k)
+        q[k] = fattn_input_value(seed, 0, head + (uint64_t)row * (uint64_t)d + (uint64_t)k);
+    for (int j = 0; j < n_keys; ++j) {
+        double dot = 0;
+        for (int k = 0; k < d; ++k)
+            dot += q[k] * fattn_input_value(seed, 1, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
+        scores[j] = dot * scale;
+        if (scores[j] > mx)
+            mx = scores[j];
+    }
+    for (int k = 0; k < d; ++k)
+        out[k] = 0;
+    for (int j = 0; j < n_keys; ++j) {
+        double p = exp(scores[j] - mx);
+        sum += p;
+        for (int k = 0; k < d; ++k)
+            out[k] += p * fattn_input_value(seed, 2, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
+    }
+    for (int k = 0; k < d; ++k)
+        out[k] /= sum;
+    free(scores);
+}

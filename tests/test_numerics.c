@@ -1,0 +1,193 @@
+/*
+ * test_numerics.c - fp16 conversions on known bit patterns, the numerics
+ * gate on hand-made outputs, the seeded fill, the CPU fp64 attention row on
+ * cases whose answer is known, and the timing summaries.
+ */
+#include "t.h"
+
+#include "../kernels/fattn_fill.h"
+#include "run/numerics.h"
+#include "run/stats.h"
+#include "util/err.h"
+
+static void half_conversions(void)
+{
+    static const struct {
+        uint16_t h;
+        float f;
+    } exact[] = {
+        {0x0000, 0.0f},
+        {0x3c00, 1.0f},
+        {0xbc00, -1.0f},
+        {0x4000, 2.0f},
+        {0x3555, 0.333251953125f},
+        {0x7bff, 65504.0f},
+        {0x0400, 6.103515625e-05f},        /* smallest normal */
+        {0x0001, 5.9604644775390625e-08f}, /* smallest subnormal, 2^-24 */
+        {0x03ff, 6.097555160522461e-05f},  /* largest subnormal */
+        {0x7c00, INFINITY},
+        {0xfc00, -INFINITY},
+    };
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; ++i) {
+        CHECK(fattn_half_to_float(exact[i].h) == exact[i].f);
+        CHECK_INT(fattn_float_to_half(exact[i].f), exact[i].h);
+    }
+    CHECK(isnan(fattn_half_to_float(FATTN_HALF_POISON)));
+    CHECK(isnan(fattn_half_to_float(fattn_float_to_half(NAN))));
+    /* Rounding to nearest, ties to even: 1 + 2^-11 is halfway between 1 and
+     * 1 + 2^-10 and goes to 1 (even); 1 + 3*2^-11 goes up to 1 + 2^-9. */
+    CHECK_INT(fattn_float_to_half(1.0f + 0x1p-11f), 0x3c00);
+    CHECK_INT(fattn_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
+    CHECK_INT(fattn_float_to_half(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
+    /* Overflow: 65520 and above round to infinity; 65519 to 65504. */
+    CHECK_INT(fattn_float_to_half(65520.0f), 0x7c00);
+    CHECK_INT(fattn_float_to_half(65519.0f), 0x7bff);
+    /* Underflow: half of 2^-24 ties to 0 (even), a little more to 2^-24. */
+    CHECK_INT(fattn_float_to_half(0x1p-25f), 0x0000);
+    CHECK_INT(fattn_float_to_half(0x1.01p-25f), 0x0001);
+    CHECK_INT(fattn_float_to_half(-0x1p-30f), 0x8000);
+    /* Every fp16 value round-trips. */
+    int ok = 1;
+    for (uint32_t h = 0; h < 0x10000; ++h) {
+        float f = fattn_half_to_float((uint16_t)h);
+        if (!isnan(f))
+            ok &= fattn_float_to_half(f) == h;
+    }
+    CHECK(ok);
+}
+
+static void numerics_gate(void)
+{
+    uint16_t out[4];
+    float ref[4] = {1.0f, -2.0f, 0.5f, 0.0f};
+    fattn_numerics r;
+    for (int i = 0; i < 4; ++i)
+        out[i] = fattn_float_to_half(ref[i]);
+    fattn_numerics_compare(out, ref, 4, 1e-2, 1e-2, &r);
+    CHECK(fattn_numerics_ok(&r));
+    CHECK_NEAR(r.max_abs_err, 0, 0);
+    CHECK_NEAR(r.max_abs_ref, 2.0, 0);
+    /* Element 1 off by 0.05: the bound is 0.01 + 0.01 * 2 = 0.03. */
+    out[1] = fattn_float_to_half(-2.05f); /* -2.05 in fp16 is -2.05078125 */
+    fattn_numerics_compare(out, ref, 4, 1e-2, 1e-2, &r);
+    CHECK(!fattn_numerics_ok(&r));
+    CHECK_INT(r.n_bad, 1);
+    CHECK_INT(r.worst, 1);
+    CHECK_NEAR(r.max_abs_err, 0.05078125, 1e-12);
+    CHECK_NEAR(r.norm_err, 0.05078125 / 2, 1e-12);
+    /* Within a looser bound (0.01 + 0.03 * 2 = 0.07) it passes. */
+    fattn_numerics_compare(out, ref, 4, 1e-2, 3e-2, &r);
+    CHECK(fattn_numerics_ok(&r));
+    /* A poisoned element (never written) is caught as non-finite. */
+    out[3] = FATTN_HALF_POISON;
+    fattn_numerics_compare(out, ref, 4, 1e-2, 3e-2, &r);
+    CHECK(!fattn_numerics_ok(&r));
+    CHECK_INT(r.n_nonfinite, 1);
+    CHECK_INT(r.worst, 3);
+    char text[256];
+    fattn_shape s = {1, 1, 2, 64, 0};
+    fattn_numerics_describe(&r, &s, text, sizeof text);
+    CHECK_CONTAINS(text, "1 of 4 out of tolerance, 1 not finite");
+}
+
+static void fill(void)
+{
+    /* Deterministic, in [-1, 1), different per seed and tensor, mean near 0. */
+    double sum = 0, lo = 1, hi = -1;
+    for (uint64_t i = 0; i < 100000; ++i) {
+        float v = fattn_fill_value(42, 1, i);
+        sum += v;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    CHECK(lo >= -1 && hi < 1 && lo < -0.999 && hi > 0.999);
+    CHECK_NEAR(sum / 100000, 0, 0.01);
+    CHECK(fattn_fill_value(42, 1, 7) == fattn_fill_value(42, 1, 7));
+    CHECK(fattn_fill_value(42, 1, 7) != fattn_fill_value(43, 1, 7));
+    CHECK(fattn_fill_value(42, 1, 7) != fattn_fill_value(42, 2, 7));
+    /* The host's copy of an input is its fp16 value. */
+    float v = fattn_input_value(42, 0, 3);
+    CHECK(v == fattn_half_to_float(fattn_float_to_half(fattn_fill_value(42, 0, 3))));
+}
+
+/* Naive attention of row `row` over explicit inputs, for comparison. */
+static void naive(const fattn_shape *s, uint64_t seed, int b, int h, int row, double *out)
+{
+    int d = s->head_dim, n = s->causal ? row + 1 : s->seqlen;
+    uint64_t base = ((uint64_t)b * s->heads + h) * s->seqlen * d;
+    double w[64], total = 0;
+    for (int j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int k = 0; k < d; ++k)
+            dot += fattn_input_value(seed, 0, base + row * d + k) * fattn_input_value(seed, 1, base + j * d + k);
+        w[j] = exp(dot / sqrt(d));
+        total += w[j];
+    }
+    for (int k = 0; k < d; ++k) {
+        out[k] = 0;
+        for (int j = 0; j < n; ++j)
+            out[k] += w[j] / total * fattn_input_value(seed, 2, base + j * d + k);
+    }
+}
+
+static void cpu_reference(void)
+{
+    double got[128], want[128];
+    fattn_shape s = {2, 3, 37, 64, 0};
+    /* Causal row 0 sees only key 0: the output is V's row 0. */
+    s.causal = 1;
+    fattn_cpu_attention_row(&s, 9, 1, 2, 0, got);
+    uint64_t base = (1ull * 3 + 2) * 37 * 64;
+    int same = 1;
+    for (int k = 0; k < 64; ++k)
+        same &= got[k] == fattn_input_value(9, 2, base + k);
+    CHECK(same);
+    /* Against the naive formula, causal and not, D 64 and 128. */
+    for (int causal = 0; causal <= 1; ++causal)
+        for (int d = 64; d <= 128; d += 64) {
+            fattn_shape t = {2, 3, 37, d, causal};
+            fattn_cpu_attention_row(&t, 5, 1, 1, 30, got);
+            naive(&t, 5, 1, 1, 30, want);
+            double err = 0;
+            for (int k = 0; k < d; ++k)
+                err = fmax(err, fabs(got[k] - want[k]));
+            CHECK(err < 1e-12);
+        }
+    /* The outputs are convex combinations of V's rows: inside [-1, 1]. */
+    fattn_cpu_attention_row(&s, 11, 0, 0, 36, got);
+    int inside = 1;
+    for (int k = 0; k < 64; ++k)
+        inside &= got[k] >= -1 && got[k] <= 1;
+    CHECK(inside);
+}
+
+static void timing(void)
+{
+    double x[] = {5, 1, 4, 2, 3};
+    CHECK_NEAR(fattn_percentile(x, 5, 50), 3, 0);
+    CHECK_NEAR(fattn_percentile(x, 5, 0), 1, 0);
+    CHECK_NEAR(fattn_percentile(x, 5, 100), 5, 0);
+    /* numpy.percentile([1,2,3,4,5], 10) = 1.4; 90 -> 4.6 */
+    CHECK_NEAR(fattn_percentile(x, 5, 10), 1.4, 1e-12);
+    CHECK_NEAR(fattn_percentile(x, 5, 90), 4.6, 1e-12);
+    double one = 7;
+    CHECK_NEAR(fattn_percentile(&one, 1, 90), 7, 0);
+    /* 2,8,512,64 at 10 us: 4*2*8*512*512*64 = 1.07e9 FLOP -> 107.4 TFLOP/s;
+     * 4 tensors of 2*8*512*64 halves = 4194304 B -> 419.4 GB/s. */
+    fattn_shape s = {2, 8, 512, 64, 0};
+    double us[] = {10, 10, 10};
+    fattn_timing t;
+    fattn_timing_summarize(us, 3, &s, &t);
+    CHECK_NEAR(t.tflops, 1073741824.0 / 10e-6 / 1e12, 1e-9);
+    CHECK_NEAR(t.gbps, 4194304.0 / 10e-6 / 1e9, 1e-9);
+}
+
+int main(void)
+{
+    T_RUN(half_conversions);
+    T_RUN(numerics_gate);
+    T_RUN(fill);
+    T_RUN(cpu_reference);
+    T_RUN(timing);
+    return t_exit();
+}
