@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "run/engine.h"
 #include "util/err.h"
+#include "util/misc.h"
 
 enum {
     CMD_NEEDS_GPU = 1, /* runs kernels: a GPU must be present */
@@ -94,6 +96,13 @@ static int run(int argc, char **argv)
         return FATTN_EUSAGE;
     }
     const char *name = argv[i];
+    if (strcmp(name, "__worker") == 0) {
+        /* The GPU worker process (run/worker.h), started by fattn-tune itself. */
+        long fd;
+        if (i + 1 >= argc || fattn_parse_long(argv[i + 1], 3, 1024, &fd))
+            return fattn_error(FATTN_EUSAGE, "__worker is started by fattn-tune itself, with a socket");
+        return fattn_worker_main((int)fd) ? FATTN_EFAIL : FATTN_OK;
+    }
     if (strcmp(name, "help") == 0) {
         if (i + 1 == argc) {
             usage(stdout);

@@ -19,10 +19,10 @@ typedef struct fattn_gpu_info {
     int smem_per_block_optin;
     int smem_per_sm;
     int l2_bytes;
-    int clock_khz;          /* SM clock */
+    int clock_khz; /* SM clock */
     int mem_clock_khz;
     int mem_bus_bits;
-    int driver_version;     /* e.g. 13000 */
+    int driver_version; /* e.g. 13000 */
 } fattn_gpu_info;
 
 /* Probes device `ordinal`. Returns 0, or FATTN_EFAIL with a one-line reason

@@ -40,7 +40,7 @@ int fattn_cu_load(fattn_cu *cu, char *why, size_t why_size)
         CUdriverProcAddressQueryResult st;                                                                             \
         void *p = NULL;                                                                                                \
         if ((r = get_proc(#f, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st)) != CUDA_SUCCESS || !p) {            \
-            snprintf(why, why_size, "the CUDA driver (%s) lacks %s for CUDA %d: %s; a newer driver is needed", path, \
+            snprintf(why, why_size, "the CUDA driver (%s) lacks %s for CUDA %d: %s; a newer driver is needed", path,   \
                      #f, CUDA_VERSION, r ? fattn_cu_error_name(NULL, r) : "not found");                                \
             return FATTN_EFAIL;                                                                                        \
         }                                                                                                              \
@@ -102,9 +102,7 @@ int fattn_cu_error_is_sticky(CUresult r)
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-        return 1;
-    default:
-        return 0;
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return 1;
+    default: return 0;
     }
 }

@@ -36,6 +36,7 @@
     X(cuMemcpyDtoH)                                                                                                    \
     X(cuMemsetD16)                                                                                                     \
     X(cuMemsetD32)                                                                                                     \
+    X(cuMemsetD32Async)                                                                                                \
     X(cuMemGetInfo)                                                                                                    \
     X(cuLaunchKernel)                                                                                                  \
     X(cuStreamCreate)                                                                                                  \

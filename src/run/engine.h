@@ -1,0 +1,48 @@
+/*
+ * engine.h - what runs inside the GPU worker process.
+ *
+ * An engine answers the two requests of the wire protocol: INIT (set up the
+ * device, the buffers and the reference kernel) and EVAL (check one
+ * configuration's numerics against the reference, then time it). The GPU
+ * engine (engine_gpu.c) does it with the driver; the fake engine
+ * (engine_fake.c) answers without a GPU, and misbehaves on request
+ * ($FATTN_WORKER_HOOK), so that the worker protocol, the watchdog and the
+ * search loop are tested where there is no GPU.
+ */
+#ifndef FATTN_RUN_ENGINE_H
+#define FATTN_RUN_ENGINE_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/* Verdicts of an EVAL, as the RESULT message spells them. */
+#define FATTN_EVAL_STATUS_OK       "ok"       /* numerics passed; samples timed */
+#define FATTN_EVAL_STATUS_NUMERICS "numerics" /* ran, wrong output */
+#define FATTN_EVAL_STATUS_FAULT    "fault"    /* the kernel faulted (the CUDA error is in "error") */
+#define FATTN_EVAL_STATUS_ERROR    "error"    /* could not be run (module load, attribute) */
+
+typedef struct fattn_engine_io {
+    int fd;
+    /* Sends a PHASE message ("numerics", "timing"): the watchdog restarts. */
+    void (*phase)(struct fattn_engine_io *io, const char *name);
+} fattn_engine_io;
+
+typedef struct fattn_engine_ops {
+    const char *name;
+    /* Sets up from an INIT request; fills *ready with the device's
+     * properties. Returns 0, or -1 with why. */
+    int (*init)(void **state, const cJSON *req, const void *ref_cubin, size_t ref_size, cJSON *ready, char *why,
+                size_t why_size);
+    /* Answers an EVAL request into *result. Returns 0, or 1 when the
+     * context is ruined (a sticky fault): the worker exits after replying. */
+    int (*eval)(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result);
+    void (*fini)(void *state);
+} fattn_engine_ops;
+
+extern const fattn_engine_ops fattn_engine_gpu;
+extern const fattn_engine_ops fattn_engine_fake;
+
+/* The worker's main loop on socket `fd` (fattn-tune __worker FD). */
+int fattn_worker_main(int fd);
+
+#endif

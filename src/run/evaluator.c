@@ -1,0 +1,351 @@
+/*
+ * evaluator.c - the GPU evaluator (over the worker process) and the replay
+ * evaluator (over a landscape file).
+ */
+#include "run/evaluator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/landscape.h"
+#include "run/wire.h"
+#include "run/worker.h"
+#include "util/err.h"
+#include "util/misc.h"
+
+void fattn_eval_result_release(fattn_eval_result *r)
+{
+    free(r->samples);
+    r->samples = NULL;
+    r->nsamples = 0;
+}
+
+const char *fattn_eval_status_name(int status)
+{
+    switch (status) {
+    case FATTN_EVAL_OK: return "ok";
+    case FATTN_EVAL_NUMERICS: return "numerics";
+    case FATTN_EVAL_FAULT: return "runtime_fault";
+    case FATTN_EVAL_TIMEOUT: return "timeout";
+    default: return "error";
+    }
+}
+
+int fattn_evaluate(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out)
+{
+    double t0 = fattn_now_ms();
+    memset(out, 0, sizeof *out);
+    int rc = e->ops->eval(e, req, out);
+    out->wall_ms = fattn_now_ms() - t0;
+    return rc;
+}
+
+void fattn_evaluator_close(fattn_evaluator **e)
+{
+    if (*e)
+        (*e)->ops->close(*e);
+    *e = NULL;
+}
+
+/* ---- gpu ---- */
+
+typedef struct gpu_eval {
+    fattn_evaluator base;
+    fattn_gpu_eval_config cfg;
+    unsigned char *ref;
+    cJSON *init;
+    fattn_worker *worker;
+} gpu_eval;
+
+static void add_u64(cJSON *j, const char *name, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    cJSON_AddStringToObject(j, name, buf);
+}
+
+/* Starts and initializes a worker; on failure the message is in why. */
+static int start_worker(gpu_eval *g, char *why, size_t why_size)
+{
+    fattn_msg reply;
+    char call_why[512];
+    if (fattn_worker_start(g->cfg.worker_exe, &g->worker, why, why_size))
+        return FATTN_EFAIL;
+    ++g->base.workers_started;
+    /* INIT may take a while on a fresh device (context creation, buffers). */
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_INIT, g->init, g->ref, g->cfg.ref_size,
+                               g->cfg.kernel_timeout_ms + 60000, &reply, call_why, sizeof call_why);
+    if (rc) {
+        snprintf(why, why_size, "the GPU worker failed to start: %.400s", call_why);
+        fattn_worker_stop(&g->worker);
+        return FATTN_EFAIL;
+    }
+    if (reply.type != FATTN_MSG_READY) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(reply.json, "message");
+        snprintf(why, why_size, "%s", cJSON_IsString(m) ? m->valuestring : "the GPU worker refused to start");
+        fattn_msg_release(&reply);
+        fattn_worker_stop(&g->worker);
+        return FATTN_EFAIL;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(reply.json, "name");
+    if (cJSON_IsString(name))
+        snprintf(g->base.device, sizeof g->base.device, "%s", name->valuestring);
+    char *props = cJSON_PrintUnformatted(reply.json);
+    snprintf(g->base.device_json, sizeof g->base.device_json, "%s", props ? props : "{}");
+    cJSON_free(props);
+    fattn_msg_release(&reply);
+    return FATTN_OK;
+}
+
+static void read_numerics(const cJSON *j, fattn_numerics *n)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+        int is_size;
+    } fields[] = {
+        {"n", offsetof(fattn_numerics, n), 1},
+        {"n_bad", offsetof(fattn_numerics, n_bad), 1},
+        {"n_nonfinite", offsetof(fattn_numerics, n_nonfinite), 1},
+        {"worst", offsetof(fattn_numerics, worst), 1},
+        {"max_abs_err", offsetof(fattn_numerics, max_abs_err), 0},
+        {"max_abs_ref", offsetof(fattn_numerics, max_abs_ref), 0},
+        {"norm_err", offsetof(fattn_numerics, norm_err), 0},
+        {"worst_out", offsetof(fattn_numerics, worst_out), 0},
+        {"worst_ref", offsetof(fattn_numerics, worst_ref), 0},
+    };
+    memset(n, 0, sizeof *n);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i].name);
+        if (!cJSON_IsNumber(v))
+            continue;
+        if (fields[i].is_size)
+            *(size_t *)((char *)n + fields[i].offset) = (size_t)v->valuedouble;
+        else
+            *(double *)((char *)n + fields[i].offset) = v->valuedouble;
+    }
+}
+
+/* Turns a RESULT message into a verdict. */
+static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *detail = cJSON_GetObjectItemCaseSensitive(j, "detail");
+    const cJSON *num = cJSON_GetObjectItemCaseSensitive(j, "numerics");
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(j, "samples");
+    const char *s = cJSON_IsString(status) ? status->valuestring : "";
+    if (cJSON_IsObject(num)) {
+        out->has_numerics = 1;
+        read_numerics(num, &out->num);
+    }
+    if (!strcmp(s, "ok")) {
+        int n = cJSON_IsArray(samples) ? cJSON_GetArraySize(samples) : 0;
+        if (n <= 0) {
+            out->status = FATTN_EVAL_ERROR;
+            snprintf(out->detail, sizeof out->detail, "the worker reported success without samples");
+            return;
+        }
+        out->samples = fattn_xmalloc((size_t)n * sizeof *out->samples);
+        for (const cJSON *x = samples->child; x; x = x->next)
+            if (cJSON_IsNumber(x) && x->valuedouble > 0)
+                out->samples[out->nsamples++] = x->valuedouble;
+        if (out->nsamples != (size_t)n) {
+            out->status = FATTN_EVAL_ERROR;
+            snprintf(out->detail, sizeof out->detail, "the worker reported malformed samples");
+            return;
+        }
+        out->status = FATTN_EVAL_OK;
+        out->has_timing = 1;
+        fattn_timing_summarize(out->samples, out->nsamples, &g->cfg.shape, &out->timing);
+        snprintf(out->detail, sizeof out->detail,
+                 "numerics: max |o-r| %.3g (normalized %.3g); median %.3f us per launch (p10 %.3f, p90 %.3f), %.1f "
+                 "TFLOP/s, %.1f GB/s",
+                 out->num.max_abs_err, out->num.norm_err, out->timing.median_us, out->timing.p10_us, out->timing.p90_us,
+                 out->timing.tflops, out->timing.gbps);
+        return;
+    }
+    out->status = !strcmp(s, "numerics") ? FATTN_EVAL_NUMERICS
+                  : !strcmp(s, "fault")  ? FATTN_EVAL_FAULT
+                                         : FATTN_EVAL_ERROR;
+    if (out->status == FATTN_EVAL_FAULT)
+        snprintf(out->detail, sizeof out->detail, "%s (%s)", cJSON_IsString(error) ? error->valuestring : "fault",
+                 cJSON_IsString(detail) ? detail->valuestring : "");
+    else if (out->status == FATTN_EVAL_NUMERICS && !cJSON_IsString(detail))
+        fattn_numerics_describe(&out->num, &g->cfg.shape, out->detail, sizeof out->detail);
+    else
+        snprintf(out->detail, sizeof out->detail, "%s",
+                 cJSON_IsString(detail) ? detail->valuestring : "the worker could not run the configuration");
+}
+
+static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
+{
+    gpu_eval *g = (gpu_eval *)base;
+    char why[512];
+    fattn_msg reply;
+    if (!fattn_worker_alive(g->worker)) {
+        fattn_worker_stop(&g->worker);
+        if (start_worker(g, why, sizeof why)) {
+            out->status = FATTN_EVAL_ERROR;
+            snprintf(out->detail, sizeof out->detail, "%s", why);
+            return fattn_error(FATTN_EFAIL, "%s", why);
+        }
+    }
+    const fattn_shape *s = &g->cfg.shape;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "key", req->key);
+    cJSON *grid = cJSON_AddArrayToObject(j, "grid");
+    int bm = req->cfg->v[FATTN_P_BLOCK_M];
+    cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm));
+    cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->heads));
+    cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->batch));
+    cJSON_AddNumberToObject(j, "threads", req->threads);
+    cJSON_AddNumberToObject(j, "smem", req->smem);
+    add_u64(j, "seed", req->seed);
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_EVAL, j, req->cubin, req->cubin_size, g->cfg.kernel_timeout_ms,
+                               &reply, why, sizeof why);
+    cJSON_Delete(j);
+    if (rc == FATTN_WORKER_TIMEOUT) {
+        out->status = FATTN_EVAL_TIMEOUT;
+        snprintf(out->detail, sizeof out->detail, "%s", why);
+    } else if (rc == FATTN_WORKER_DIED) {
+        out->status = FATTN_EVAL_FAULT;
+        snprintf(out->detail, sizeof out->detail, "%.400s while running it", why);
+    } else if (rc) {
+        out->status = FATTN_EVAL_ERROR;
+        snprintf(out->detail, sizeof out->detail, "worker protocol error: %.400s", why);
+    } else if (reply.type == FATTN_MSG_RESULT) {
+        read_result(g, reply.json, out);
+    } else {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(reply.json, "message");
+        out->status = FATTN_EVAL_ERROR;
+        snprintf(out->detail, sizeof out->detail, "%s", cJSON_IsString(m) ? m->valuestring : "unexpected answer");
+    }
+    fattn_msg_release(&reply);
+    /* A fault ruins the worker's context: it exits after answering. */
+    if (out->status == FATTN_EVAL_FAULT)
+        fattn_worker_stop(&g->worker);
+    return FATTN_OK;
+}
+
+static void gpu_close(fattn_evaluator *base)
+{
+    gpu_eval *g = (gpu_eval *)base;
+    fattn_worker_stop(&g->worker);
+    cJSON_Delete(g->init);
+    free(g->ref);
+    free(g);
+}
+
+static const fattn_evaluator_ops gpu_ops = {"gpu", gpu_eval_one, gpu_close};
+
+int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **out)
+{
+    char why[512];
+    gpu_eval *g = fattn_xcalloc(1, sizeof *g);
+    g->base.ops = &gpu_ops;
+    g->cfg = *c;
+    g->ref = fattn_xmalloc(c->ref_size);
+    memcpy(g->ref, c->ref_cubin, c->ref_size);
+    g->cfg.ref_cubin = g->ref;
+    g->init = cJSON_CreateObject();
+    cJSON_AddNumberToObject(g->init, "device", c->device);
+    cJSON *shape = cJSON_AddObjectToObject(g->init, "shape");
+    cJSON_AddNumberToObject(shape, "batch", c->shape.batch);
+    cJSON_AddNumberToObject(shape, "heads", c->shape.heads);
+    cJSON_AddNumberToObject(shape, "seqlen", c->shape.seqlen);
+    cJSON_AddNumberToObject(shape, "head_dim", c->shape.head_dim);
+    cJSON_AddNumberToObject(shape, "causal", c->shape.causal);
+    cJSON_AddNumberToObject(g->init, "timing_sets", c->timing_sets);
+    add_u64(g->init, "timing_seed", c->timing_seed);
+    cJSON_AddNumberToObject(g->init, "warmup", c->warmup);
+    cJSON_AddNumberToObject(g->init, "reps", c->reps);
+    cJSON_AddNumberToObject(g->init, "samples", c->samples);
+    cJSON_AddNumberToObject(g->init, "flush_l2", c->flush_l2);
+    cJSON_AddNumberToObject(g->init, "atol", c->atol);
+    cJSON_AddNumberToObject(g->init, "rtol", c->rtol);
+    snprintf(g->base.method, sizeof g->base.method,
+             "CUDA events around a CUDA graph of %d back-to-back launches rotating %d input set%s; %d warm-up "
+             "replays, %d samples%s; per-launch time = elapsed / %d, launch cost included",
+             c->reps, c->timing_sets, c->timing_sets == 1 ? "" : "s", c->warmup, c->samples,
+             c->flush_l2 ? ", L2 flushed before each" : "", c->reps);
+    if (start_worker(g, why, sizeof why)) {
+        gpu_close(&g->base);
+        return fattn_error(FATTN_EFAIL, "%s", why);
+    }
+    *out = &g->base;
+    return FATTN_OK;
+}
+
+/* ---- replay ---- */
+
+typedef struct replay_eval {
+    fattn_evaluator base;
+    fattn_landscape land;
+} replay_eval;
+
+static int replay_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
+{
+    replay_eval *r = (replay_eval *)base;
+    const fattn_landscape_entry *e = fattn_landscape_find(&r->land, req->key);
+    if (!e) {
+        out->status = FATTN_EVAL_ERROR;
+        snprintf(out->detail, sizeof out->detail, "replay: %s is not in the landscape", req->key);
+        return FATTN_OK;
+    }
+    if (!strcmp(e->status, "ok")) {
+        out->status = FATTN_EVAL_OK;
+        out->has_timing = 1;
+        out->samples = fattn_xmalloc(3 * sizeof *out->samples);
+        out->samples[0] = e->p10_us, out->samples[1] = e->median_us, out->samples[2] = e->p90_us;
+        out->nsamples = 3;
+        fattn_timing_summarize(&e->median_us, 1, &r->land.shape, &out->timing);
+        out->timing.p10_us = e->p10_us;
+        out->timing.p90_us = e->p90_us;
+        snprintf(out->detail, sizeof out->detail, "replay: median %.3f us per launch (p10 %.3f, p90 %.3f)",
+                 e->median_us, e->p10_us, e->p90_us);
+        return FATTN_OK;
+    }
+    out->status = !strcmp(e->reason, "numerics")        ? FATTN_EVAL_NUMERICS
+                  : !strcmp(e->reason, "runtime_fault") ? FATTN_EVAL_FAULT
+                  : !strcmp(e->reason, "timeout")       ? FATTN_EVAL_TIMEOUT
+                                                        : FATTN_EVAL_ERROR;
+    snprintf(out->detail, sizeof out->detail, "replay: %s%s%s", e->status, *e->reason ? " " : "", e->reason);
+    return FATTN_OK;
+}
+
+static void replay_close(fattn_evaluator *base)
+{
+    replay_eval *r = (replay_eval *)base;
+    fattn_landscape_release(&r->land);
+    free(r);
+}
+
+static const fattn_evaluator_ops replay_ops = {"replay", replay_one, replay_close};
+
+int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out)
+{
+    replay_eval *r = fattn_xcalloc(1, sizeof *r);
+    int rc = fattn_landscape_load(path, &r->land);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    const fattn_shape *l = &r->land.shape;
+    if (l->batch != s->batch || l->heads != s->heads || l->seqlen != s->seqlen || l->head_dim != s->head_dim
+        || l->causal != s->causal) {
+        char a[96], b[96];
+        fattn_shape_format(l, a, sizeof a);
+        fattn_shape_format(s, b, sizeof b);
+        replay_close(&r->base);
+        return fattn_error(FATTN_EUSAGE, "--evaluator replay:%s: the landscape is for %s, not %s", path, a, b);
+    }
+    r->base.ops = &replay_ops;
+    snprintf(r->base.method, sizeof r->base.method, "replayed from %.200s (measured: %.250s)", path,
+             *r->land.method ? r->land.method : "unknown");
+    snprintf(r->base.device, sizeof r->base.device, "%s (replayed)", *r->land.device ? r->land.device : "unknown");
+    snprintf(r->base.device_json, sizeof r->base.device_json, "{\"replay\":true}");
+    *out = &r->base;
+    return FATTN_OK;
+}

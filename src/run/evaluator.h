@@ -1,0 +1,102 @@
+/*
+ * evaluator.h - what gives a compiled configuration its verdict and time.
+ *
+ * Evaluators are plug-ins behind one interface (a table of function
+ * pointers, dav1d's muxer shape):
+ *   gpu     runs each candidate in the GPU worker process (worker.h):
+ *           numerics against the reference, then timing; a fault, crash,
+ *           hang or garbage from the worker becomes the trial's verdict and
+ *           a new worker takes over;
+ *   replay  serves measured results from a landscape file (landscape.h), so
+ *           the search loop, the store and crash recovery are tested
+ *           without a GPU.
+ * Adding one is a file and an entry in fattn_evaluators[].
+ */
+#ifndef FATTN_RUN_EVALUATOR_H
+#define FATTN_RUN_EVALUATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/numerics.h"
+#include "run/stats.h"
+#include "space/params.h"
+#include "target/shape.h"
+
+enum fattn_eval_status {
+    FATTN_EVAL_OK,       /* verified and timed */
+    FATTN_EVAL_NUMERICS, /* ran; output out of tolerance or not finite */
+    FATTN_EVAL_FAULT,    /* the kernel faulted or the worker died running it */
+    FATTN_EVAL_TIMEOUT,  /* no answer within the watchdog limit */
+    FATTN_EVAL_ERROR,    /* could not be run (the engine refused, protocol error, not in the landscape) */
+};
+
+typedef struct fattn_eval_request {
+    const fattn_config *cfg;
+    const char *key;
+    const void *cubin;
+    size_t cubin_size;
+    unsigned smem;    /* dynamic shared memory per block */
+    unsigned threads; /* per block */
+    uint64_t seed;    /* of the numerics check's inputs */
+} fattn_eval_request;
+
+typedef struct fattn_eval_result {
+    int status;       /* enum fattn_eval_status */
+    char detail[512]; /* the CUDA error, the numerics, what the worker did */
+    int has_numerics;
+    fattn_numerics num;
+    size_t nsamples;
+    double *samples; /* per-launch microseconds; owned */
+    int has_timing;
+    fattn_timing timing;
+    double wall_ms; /* spent on this evaluation */
+} fattn_eval_result;
+
+void fattn_eval_result_release(fattn_eval_result *r);
+
+/* How the GPU evaluator runs and times. */
+typedef struct fattn_gpu_eval_config {
+    const char *worker_exe; /* fattn_self_exe() */
+    int device;
+    fattn_shape shape;
+    const void *ref_cubin; /* the reference module for this shape and arch */
+    size_t ref_size;
+    int timing_sets; /* input sets rotated through while timing */
+    uint64_t timing_seed;
+    int warmup, reps, samples;
+    int flush_l2;
+    double atol, rtol;
+    int kernel_timeout_ms; /* watchdog per step */
+} fattn_gpu_eval_config;
+
+typedef struct fattn_evaluator fattn_evaluator;
+
+typedef struct fattn_evaluator_ops {
+    const char *name;
+    int (*eval)(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out);
+    void (*close)(fattn_evaluator *e);
+} fattn_evaluator_ops;
+
+struct fattn_evaluator {
+    const fattn_evaluator_ops *ops;
+    char method[512]; /* how times are measured, for the study and the output */
+    char device[256]; /* the GPU's name (or the landscape's) */
+    char device_json[1024];
+    int workers_started; /* gpu: workers started, the first included */
+};
+
+/* Starts a worker and initializes it; fails (FATTN_EFAIL, message printed)
+ * where the worker cannot use a GPU. */
+int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **out);
+
+/* Loads a landscape for shape `s` (its header must name the same shape). */
+int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out);
+
+int fattn_evaluate(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out);
+void fattn_evaluator_close(fattn_evaluator **e);
+
+/* "ok", "numerics", "runtime_fault", "timeout", "error". */
+const char *fattn_eval_status_name(int status);
+
+#endif

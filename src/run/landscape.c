@@ -1,0 +1,159 @@
+/*
+ * landscape.c - reading and writing landscape files.
+ */
+#include "run/landscape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/misc.h"
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const fattn_landscape_entry *)a)->key, ((const fattn_landscape_entry *)b)->key);
+}
+
+/* Splits a CSV line of plain fields (no quotes in landscapes) in place. */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *p = line;; ++p) {
+        if (n < max)
+            fields[n] = p;
+        ++n;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p = '\0';
+    }
+    return n;
+}
+
+static int number(const char *s, double *out)
+{
+    if (!*s) {
+        *out = 0;
+        return 0;
+    }
+    return fattn_parse_double(s, out);
+}
+
+int fattn_landscape_load(const char *path, fattn_landscape *l)
+{
+    char *text, *save = NULL;
+    int rc = FATTN_OK, lineno = 0, header = 0;
+    size_t cap = 0;
+    memset(l, 0, sizeof *l);
+    if ((rc = fattn_read_file(path, "landscape file", FATTN_EUSAGE, &text, NULL)))
+        return rc;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        ++lineno;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r')
+            line[--len] = '\0';
+        if (!len)
+            continue;
+        if (line[0] == '#') {
+            const char *v;
+            if (lineno == 1 && strcmp(line, "# fattn-tune landscape 1") != 0) {
+                rc = fattn_error(FATTN_EUSAGE, "%s: line 1: expected \"# fattn-tune landscape 1\"", path);
+                break;
+            }
+            if ((v = strstr(line, "# device: ")) == line)
+                snprintf(l->device, sizeof l->device, "%s", v + 10);
+            else if ((v = strstr(line, "# arch: ")) == line)
+                snprintf(l->arch, sizeof l->arch, "%s", v + 8);
+            else if ((v = strstr(line, "# method: ")) == line)
+                snprintf(l->method, sizeof l->method, "%s", v + 10);
+            else if ((v = strstr(line, "# causal: ")) == line)
+                l->shape.causal = atoi(v + 10);
+            else if ((v = strstr(line, "# shape: ")) == line) {
+                int c = l->shape.causal;
+                fattn_error_set_quiet_thread(1);
+                int bad = fattn_shape_parse(v + 9, &l->shape);
+                fattn_error_set_quiet_thread(0);
+                if (bad) {
+                    rc = fattn_error(FATTN_EUSAGE, "%s: line %d: malformed shape '%s'", path, lineno, v + 9);
+                    break;
+                }
+                l->shape.causal = c;
+            }
+            continue;
+        }
+        if (lineno == 1) {
+            rc = fattn_error(FATTN_EUSAGE, "%s: line 1: expected \"# fattn-tune landscape 1\"", path);
+            break;
+        }
+        if (!header) {
+            if (strcmp(line, "key,status,reason,median_us,p10_us,p90_us") != 0) {
+                rc = fattn_error(FATTN_EUSAGE,
+                                 "%s: line %d: expected the column header "
+                                 "key,status,reason,median_us,p10_us,p90_us",
+                                 path, lineno);
+                break;
+            }
+            header = 1;
+            continue;
+        }
+        char *f[6];
+        fattn_landscape_entry e = {0};
+        fattn_config cfg;
+        if (split(line, f, 6) != 6) {
+            rc = fattn_error(FATTN_EUSAGE, "%s: line %d: expected 6 fields", path, lineno);
+            break;
+        }
+        fattn_error_set_quiet_thread(1);
+        int bad_key = fattn_config_parse(f[0], "key", &cfg);
+        fattn_error_set_quiet_thread(0);
+        if (bad_key || strlen(f[1]) >= sizeof e.status || strlen(f[2]) >= sizeof e.reason || number(f[3], &e.median_us)
+            || number(f[4], &e.p10_us) || number(f[5], &e.p90_us)
+            || (strcmp(f[1], "ok") && strcmp(f[1], "rejected") && strcmp(f[1], "error"))
+            || (!strcmp(f[1], "ok") && e.median_us <= 0)) {
+            rc = fattn_error(FATTN_EUSAGE, "%s: line %d: malformed entry", path, lineno);
+            break;
+        }
+        fattn_config_key(&cfg, e.key);
+        snprintf(e.status, sizeof e.status, "%s", f[1]);
+        snprintf(e.reason, sizeof e.reason, "%s", f[2]);
+        if (l->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            l->e = fattn_xrealloc(l->e, cap * sizeof *l->e);
+        }
+        l->e[l->n++] = e;
+    }
+    free(text);
+    if (!rc && (!l->shape.head_dim || !header))
+        rc = fattn_error(FATTN_EUSAGE,
+                         "%s: no \"# shape:\" line or no entries; expected a landscape written by "
+                         "fattn-tune query landscape",
+                         path);
+    if (rc) {
+        fattn_landscape_release(l);
+        return rc;
+    }
+    qsort(l->e, l->n, sizeof *l->e, by_key);
+    return FATTN_OK;
+}
+
+const fattn_landscape_entry *fattn_landscape_find(const fattn_landscape *l, const char *key)
+{
+    fattn_landscape_entry probe;
+    snprintf(probe.key, sizeof probe.key, "%s", key);
+    return bsearch(&probe, l->e, l->n, sizeof *l->e, by_key);
+}
+
+void fattn_landscape_release(fattn_landscape *l)
+{
+    free(l->e);
+    memset(l, 0, sizeof *l);
+}
+
+void fattn_landscape_write_header(FILE *f, const char *device, const char *arch, const fattn_shape *s,
+                                  const char *method)
+{
+    fprintf(f, "# fattn-tune landscape 1\n# device: %s\n# arch: %s\n# shape: %d,%d,%d,%d\n# causal: %d\n",
+            device ? device : "unknown", arch, s->batch, s->heads, s->seqlen, s->head_dim, s->causal);
+    fprintf(f, "# method: %s\nkey,status,reason,median_us,p10_us,p90_us\n", method ? method : "unknown");
+}

@@ -1,0 +1,90 @@
+/*
+ * worker_main.c - the GPU worker's loop: INIT, then EVAL after EVAL, until
+ * QUIT or the end of the socket. A sticky fault (the context is ruined)
+ * ends the worker after its RESULT; the search process starts another.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run/engine.h"
+#include "run/wire.h"
+#include "util/err.h"
+
+static void send_phase(fattn_engine_io *io, const char *name)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "phase", name);
+    fattn_wire_send(io->fd, FATTN_MSG_PHASE, j, NULL, 0);
+    cJSON_Delete(j);
+}
+
+static int reply_error(int fd, const char *message)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "message", message);
+    int rc = fattn_wire_send(fd, FATTN_MSG_ERROR, j, NULL, 0);
+    cJSON_Delete(j);
+    return rc;
+}
+
+int fattn_worker_main(int fd)
+{
+    const fattn_engine_ops *ops = getenv("FATTN_WORKER_HOOK") ? &fattn_engine_fake : &fattn_engine_gpu;
+    fattn_engine_io io = {.fd = fd, .phase = send_phase};
+    void *state = NULL;
+    char why[512];
+    int status = 0;
+    fattn_error_set_quiet(1);
+    for (;;) {
+        fattn_msg m;
+        int rc = fattn_wire_recv(fd, -1, &m, why, sizeof why);
+        if (rc == FATTN_WIRE_EOF)
+            break;
+        if (rc) {
+            fprintf(stderr, "fattn-tune worker: %s\n", why);
+            status = 2;
+            break;
+        }
+        if (m.type == FATTN_MSG_QUIT) {
+            fattn_msg_release(&m);
+            break;
+        }
+        if (m.type == FATTN_MSG_INIT) {
+            cJSON *ready = cJSON_CreateObject();
+            if (state) {
+                ops->fini(state);
+                state = NULL;
+            }
+            if (ops->init(&state, m.json, m.payload, m.payload_len, ready, why, sizeof why))
+                rc = reply_error(fd, why);
+            else
+                rc = fattn_wire_send(fd, FATTN_MSG_READY, ready, NULL, 0);
+            cJSON_Delete(ready);
+        } else if (m.type == FATTN_MSG_EVAL && state) {
+            cJSON *result = cJSON_CreateObject();
+            int ruined = ops->eval(state, m.json, m.payload, m.payload_len, &io, result);
+            rc = fattn_wire_send(fd, FATTN_MSG_RESULT, result, NULL, 0);
+            cJSON_Delete(result);
+            if (ruined) {
+                fattn_msg_release(&m);
+                status = 3;
+                break;
+            }
+        } else {
+            snprintf(why, sizeof why, "unexpected message of type %u%s", m.type,
+                     m.type == FATTN_MSG_EVAL ? " before INIT" : "");
+            rc = reply_error(fd, why);
+        }
+        fattn_msg_release(&m);
+        if (rc) {
+            status = 2;
+            break;
+        }
+    }
+    if (state)
+        ops->fini(state);
+    close(fd);
+    return status;
+}
