@@ -119,6 +119,13 @@ static void seeds_pad(void)
     CHECK_CONTAINS(all[FATTN_R_MISALIGNED_LDMATRIX].detail, "ldmatrix Q 448/512");
     CHECK_CONTAINS(all[FATTN_R_MISALIGNED_LDMATRIX].detail, "ldmatrix K 224/256");
     CHECK_CONTAINS(all[FATTN_R_MISALIGNED_LDMATRIX].detail, "at shared offset 130");
+    /* The test-only skip mask lets it through, saying so. */
+    lim.skip = 1u << FATTN_R_MISALIGNED_CP_ASYNC | 1u << FATTN_R_MISALIGNED_LDMATRIX | 1u << FATTN_R_BANK_CONFLICTS;
+    CHECK_INT(gates(seeds, &shape64, "sm_89", all), FATTN_R_NONE);
+    CHECK_CONTAINS(all[FATTN_R_MISALIGNED_CP_ASYNC].detail,
+                   "[rejection ignored: --unsafe-skip-gate misaligned_cp_async]");
+    CHECK_CONTAINS(all[FATTN_R_MISALIGNED_CP_ASYNC].detail, "130 mod 16 = 2");
+    fattn_gate_limits_default(&lim);
     /* A pad of a multiple of 16 bytes keeps every address aligned (32 B
      * here; the 2-way conflicts of its 96-byte K/V rows are another gate's). */
     CHECK_INT(gates("bm64-bn64-bk32-w4-s1-u1-cp1-sw0-h1-pad32", &shape64, "sm_89", all), FATTN_R_BANK_CONFLICTS);

@@ -250,6 +250,37 @@ static void migration_from_empty(void)
     CHECK(fattn_schema_migration(fattn_schema_latest() + 1) == NULL);
 }
 
+static void migration_keeps_data(void)
+{
+    /* A database of version 1 with a study in it, as fattn-tune 0.1 left it. */
+    sqlite3 *db;
+    char sql[256];
+    if (sqlite3_open(path("v1.db"), &db) != SQLITE_OK || sqlite3_exec(db, fattn_schema_migration(1), 0, 0, 0))
+        exit(T_HARNESS);
+    snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d", FATTN_APPLICATION_ID);
+    if (sqlite3_exec(db, sql, 0, 0, 0)
+        || sqlite3_exec(db,
+                        "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
+                        "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, "
+                        "space_hash, kernel_hash, limits_json) VALUES ('2026-01-01T00:00:00Z', 'done', "
+                        "'compile', 'all survivors', 2, 8, 512, 64, 0, 'sm_90', '0.1.0', '13.0', '3', '1', 'a', "
+                        "'b', '{}')",
+                        0, 0, 0))
+        exit(T_HARNESS);
+    sqlite3_close(db);
+
+    fattn_store *s;
+    /* Reading does not upgrade. */
+    CHECK_INT(fattn_store_open(path("v1.db"), FATTN_DB_READ, &s), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "has schema version 1; a writing command (fattn-tune compile) upgrades it");
+    /* Writing does, keeping the study. */
+    CHECK_INT(fattn_store_open(path("v1.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), 2);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE command = 'compile' AND evaluator IS NULL"), 1);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'run_ms'"), 1);
+    fattn_store_close(&s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fattn-store-XXXXXX");
@@ -260,6 +291,7 @@ int main(void)
     T_RUN(refusals);
     T_RUN(trials_and_cache);
     T_RUN(migration_from_empty);
+    T_RUN(migration_keeps_data);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

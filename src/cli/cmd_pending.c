@@ -1,7 +1,6 @@
 /*
- * cmd_pending.c - search, confirm and bench: in the command table, answered
- * by main.c with "not built yet" until the GPU engine lands; their --help
- * says what they will do.
+ * cmd_pending.c - confirm and bench: in the command table, answered by
+ * main.c with "not built yet"; their --help says what they will do.
  */
 #include <stdio.h>
 
@@ -12,15 +11,6 @@ static int pending_help(const char *text)
 {
     fputs(text, stdout);
     return FATTN_OK;
-}
-
-int cmd_search(int argc, char **argv, cli_common *c)
-{
-    (void)argc, (void)argv, (void)c;
-    return pending_help("usage: fattn-tune search --shape B,H,S,D [--budget 120m] [--trials N] [--strategy S]\n"
-                        "\n"
-                        "Not built yet. Will search the space on the GPU: gates, compile, run, verify against\n"
-                        "the reference kernel, time with CUDA events, and store every trial. Needs a GPU.\n");
 }
 
 int cmd_confirm(int argc, char **argv, cli_common *c)

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "export/export.h"
 #include "export/table.h"
+#include "run/landscape.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -20,6 +21,8 @@ static const char help[] =
     "       fattn-tune query rejections [--study N]        counts by reason, with the fix\n"
     "       fattn-tune query trial ID                      one trial in full, compile log included\n"
     "       fattn-tune query cache [--limit N]             the compile cache\n"
+    "       fattn-tune query landscape [--study N]         every trial's verdict and time, as the\n"
+    "                                                      replay evaluator reads it (-o FILE)\n"
     "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
     "\n"
     "Opens the database read-only. --study defaults to the latest study.\n"
@@ -127,6 +130,46 @@ static int run_sql(fattn_store *s, const char *sql, int format)
     return rc;
 }
 
+/* The landscape of a study (run/landscape.h): header from the study, one line
+ * per trial. */
+static int write_landscape(fattn_store *s, long long study)
+{
+    static const char head_sql[] = "SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
+                                   "coalesce(timing_method, 'not timed') FROM studies WHERE id = ?1";
+    static const char rows_sql[] = "SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us "
+                                   "FROM trials WHERE study_id = ?1 ORDER BY config_key";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s), head_sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read the study");
+    sqlite3_bind_int64(st, 1, study);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read the study");
+    }
+    fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
+                         sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
+    fattn_landscape_write_header(stdout, (const char *)sqlite3_column_text(st, 0),
+                                 (const char *)sqlite3_column_text(st, 1), &shape,
+                                 (const char *)sqlite3_column_text(st, 7));
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(fattn_store_db(s), rows_sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read the trials");
+    sqlite3_bind_int64(st, 1, study);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        printf("%s,%s,%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
+        for (int c = 3; c < 6; ++c) {
+            if (sqlite3_column_type(st, c) == SQLITE_NULL)
+                fputs(",", stdout);
+            else
+                printf(",%.17g", sqlite3_column_double(st, c));
+        }
+        putchar('\n');
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read the trials");
+}
+
 int cmd_query(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
@@ -158,7 +201,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         if (cli_long("query trial", argv[first++], 1, 2147483647L, &trial_id))
             return FATTN_EUSAGE;
     } else if (strcmp(sub, "studies") && strcmp(sub, "trials") && strcmp(sub, "top") && strcmp(sub, "rejections")
-               && strcmp(sub, "cache")) {
+               && strcmp(sub, "cache") && strcmp(sub, "landscape")) {
         return fattn_error(FATTN_EUSAGE,
                            "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
                            "trial ID or cache",
@@ -179,7 +222,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         goto out;
     }
     long long study = 0;
-    if (!strcmp(sub, "trials") || !strcmp(sub, "top") || !strcmp(sub, "rejections")) {
+    if (!strcmp(sub, "trials") || !strcmp(sub, "top") || !strcmp(sub, "rejections") || !strcmp(sub, "landscape")) {
         if (o.study) {
             if ((rc = fattn_study_exists(s, o.study)))
                 goto out;
@@ -188,6 +231,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
             rc = FATTN_EFAIL;
             goto out;
         }
+    }
+    if (!strcmp(sub, "landscape")) {
+        rc = write_landscape(s, study);
+        goto out;
     }
     char empty[256] = "";
     const char *sql;

@@ -35,7 +35,7 @@ static const command commands[] = {
     {"compile", cmd_compile, 0, "compile every gate survivor with NVRTC and store its resources"},
     {"query", cmd_query, 0, "read studies, trials, rejections and the compile cache"},
     {"export", cmd_export, 0, "write a study's best configuration as a C header or JSON"},
-    {"search", cmd_search, CMD_NEEDS_GPU | CMD_NOT_BUILT, "search the space on a GPU (LHS + TPE under a budget)"},
+    {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
     {"confirm", cmd_confirm, CMD_NEEDS_GPU | CMD_NOT_BUILT, "re-measure the best configurations against a baseline"},
     {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_NOT_BUILT, "measure one configuration"},
     {NULL, NULL, 0, NULL},

@@ -88,7 +88,7 @@ struct fattn_compiler {
     fattn_pool *pool;
     fattn_compile_item **ready; /* cache hits, not yet taken */
     int nready, cap;
-    int queued;                 /* on the pool */
+    int queued; /* on the pool */
 };
 
 fattn_compiler *fattn_compiler_open(const fattn_compile_ctx *ctx)

@@ -41,7 +41,7 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
     int same = c->smem_dynamic == l.total_bytes && c->smem_static == 0 && c->threads == l.threads;
     fattn_verdict_set(v, same, "model %u B dynamic, %u threads; compiled %u B dynamic + %u B static, %u threads",
                       l.total_bytes, l.threads, c->smem_dynamic, c->smem_static, c->threads);
-    if (!same)
+    if (!fattn_gate_apply_skip(in->lim, FATTN_R_SMEM_MISMATCH, v))
         failed = FATTN_R_SMEM_MISMATCH;
 
     v = &vs[FATTN_R_SPILLS];
@@ -51,7 +51,7 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         fattn_verdict_set(v, spilled <= in->lim->max_spill_bytes,
                           "ptxas: %u registers, %u B spill stores + %u B spill loads, %u B stack frame; limit %u B",
                           c->regs, c->spill_stores, c->spill_loads, c->stack_frame, in->lim->max_spill_bytes);
-    if (!ok && !failed)
+    if (!(ok = fattn_gate_apply_skip(in->lim, FATTN_R_SPILLS, v)) && !failed)
         failed = FATTN_R_SPILLS;
 
     v = &vs[FATTN_R_LOW_OCCUPANCY];
@@ -72,7 +72,7 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm, 100.0 * o.occupancy,
         fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block, 100.0 * in->lim->min_occupancy,
         exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
-    if (!ok && !failed)
+    if (!(ok = fattn_gate_apply_skip(in->lim, FATTN_R_LOW_OCCUPANCY, v)) && !failed)
         failed = FATTN_R_LOW_OCCUPANCY;
     if (failed && first)
         *first = vs[failed];

@@ -77,6 +77,7 @@ int fattn_reason_find(const char *code)
 
 void fattn_gate_limits_default(fattn_gate_limits *lim)
 {
+    memset(lim, 0, sizeof *lim);
     lim->smem_limit = FATTN_DEFAULT_SMEM_LIMIT;
     lim->max_bank_ways = 1;
     lim->min_coalescing = 0.8;
@@ -87,13 +88,25 @@ void fattn_gate_limits_default(fattn_gate_limits *lim)
     lim->occupancy_cp_async_exempt = 1;
 }
 
+int fattn_gate_apply_skip(const fattn_gate_limits *lim, int r, fattn_verdict *v)
+{
+    if (v->pass == 0 && (lim->skip & (1u << r))) {
+        size_t len = strlen(v->detail);
+        snprintf(v->detail + len, sizeof v->detail - len, " [rejection ignored: --unsafe-skip-gate %s]",
+                 fattn_reason(r)->code);
+        v->pass = 1;
+    }
+    return v->pass;
+}
+
 void fattn_gate_limits_json(const fattn_gate_limits *lim, char *out, int n)
 {
     snprintf(out, (size_t)n,
              "{\"smem_limit\":%u,\"max_bank_ways\":%u,\"min_coalescing\":%g,\"mem_budget\":%llu,"
-             "\"input_sets\":%d,\"max_spill_bytes\":%u,\"min_occupancy\":%g,\"occupancy_cp_async_exempt\":%d}",
+             "\"input_sets\":%d,\"max_spill_bytes\":%u,\"min_occupancy\":%g,\"occupancy_cp_async_exempt\":%d,"
+             "\"skipped_gates\":%u}",
              lim->smem_limit, lim->max_bank_ways, lim->min_coalescing, (unsigned long long)lim->mem_budget,
-             lim->input_sets, lim->max_spill_bytes, lim->min_occupancy, lim->occupancy_cp_async_exempt);
+             lim->input_sets, lim->max_spill_bytes, lim->min_occupancy, lim->occupancy_cp_async_exempt, lim->skip);
 }
 
 int fattn_verdict_set(fattn_verdict *v, int pass, const char *fmt, ...)
@@ -347,6 +360,8 @@ int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_v
             continue;
         }
         int pass = static_gates[i].fn(&g, v);
+        if (static_gates[i].reason != FATTN_R_TILING)
+            pass = fattn_gate_apply_skip(in->lim, static_gates[i].reason, v);
         if (static_gates[i].reason == FATTN_R_TILING && (tiling_ok = pass))
             fattn_layout_init(&g.layout, in->cfg, in->shape->head_dim);
         if (!pass && !failed) {

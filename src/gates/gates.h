@@ -70,6 +70,7 @@ typedef struct fattn_gate_limits {
     unsigned max_spill_bytes;      /* spill stores + loads tolerated */
     double min_occupancy;          /* resident warps / max warps per SM */
     int occupancy_cp_async_exempt; /* the seeds' rule: cp.async configs may run below it */
+    unsigned skip;                 /* test only: gates (1 << reason) whose rejection is ignored */
 } fattn_gate_limits;
 
 #define FATTN_DEFAULT_SMEM_LIMIT 49152u
@@ -116,6 +117,10 @@ typedef struct fattn_space_verdicts {
 void fattn_gates_space(const fattn_space *space, const fattn_filter *filter, const fattn_shape *shape,
                        const fattn_arch *arch, const fattn_gate_limits *lim, fattn_space_verdicts *out);
 void fattn_space_verdicts_release(fattn_space_verdicts *sv);
+
+/* A verdict of gate `r` after the test-only skip mask: a rejection by a
+ * skipped gate is recorded as a pass that says so. Returns the pass flag. */
+int fattn_gate_apply_skip(const fattn_gate_limits *lim, int r, fattn_verdict *v);
 
 /* Sets a verdict: pass (1), reject (0) or not evaluated (-1), and its detail;
  * returns `pass`. */

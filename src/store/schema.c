@@ -140,6 +140,10 @@ static const char *const migrations[] = {
     "  us REAL NOT NULL,\n"
     "  PRIMARY KEY (confirmation_id, side, idx)\n"
     ") WITHOUT ROWID;\n",
+    /* v2: the GPU engine: time spent evaluating each trial, and the
+     * evaluator of each study (gpu, or replay of a landscape). */
+    "ALTER TABLE trials ADD COLUMN run_ms REAL;\n"
+    "ALTER TABLE studies ADD COLUMN evaluator TEXT;\n",
 };
 
 int fattn_schema_latest(void)

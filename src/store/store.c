@@ -327,9 +327,9 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     static const char sql[] =
         "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
         "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
-        "space_path, space_hash, space_json, kernel_hash, limits_json, argv) "
+        "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23)";
+        "?20, ?21, ?22, ?23, ?24, ?25)";
     sqlite3_stmt *st;
     char now[32], cjson[32];
     if (prepare(s, sql, &st))
@@ -362,6 +362,8 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     bind_text(st, 21, r->kernel_hash);
     bind_text(st, 22, r->limits_json);
     bind_text(st, 23, r->argv);
+    bind_text(st, 24, r->evaluator);
+    bind_text(st, 25, r->timing_method);
     if (step_done(s, st, "cannot record the study"))
         return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(s->db);
@@ -387,9 +389,10 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "INSERT INTO trials (study_id, seq, config_key, block_m, block_n, block_k, num_warps, stages, unroll, "
         "cp_async, swizzle, half2, pad_bytes, copy_colmajor, status, reason, detail, created_at, cache_key, "
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
-        "smem_model, occupancy, blocks_per_sm, occupancy_limiter) "
+        "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
+        "max_abs_err, norm_err, n_bad, numerics_seed, run_ms) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-        "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+        "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
     if (prepare(s, sql, &st))
@@ -425,10 +428,43 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         sqlite3_bind_int(st, 30, r->blocks_per_sm);
         bind_text(st, 31, r->occupancy_limiter);
     }
+    const fattn_eval_result *e = r->eval;
+    if (e && e->has_timing) {
+        sqlite3_bind_double(st, 32, e->timing.median_us);
+        sqlite3_bind_double(st, 33, e->timing.p10_us);
+        sqlite3_bind_double(st, 34, e->timing.p90_us);
+        sqlite3_bind_double(st, 35, e->timing.tflops);
+        sqlite3_bind_double(st, 36, e->timing.gbps);
+    }
+    if (e && e->has_numerics) {
+        sqlite3_bind_double(st, 37, e->num.max_abs_err);
+        sqlite3_bind_double(st, 38, e->num.norm_err);
+        sqlite3_bind_int64(st, 39, (sqlite3_int64)e->num.n_bad);
+    }
+    if (e) {
+        sqlite3_bind_int64(st, 40, (sqlite3_int64)r->numerics_seed);
+        sqlite3_bind_double(st, 41, e->wall_ms);
+    }
     if (step_done(s, st, "cannot record the trial"))
         return FATTN_EFAIL;
+    long long trial = sqlite3_last_insert_rowid(s->db);
     if (id)
-        *id = sqlite3_last_insert_rowid(s->db);
+        *id = trial;
+    if (e && e->nsamples) {
+        if (prepare(s, "INSERT INTO samples (trial_id, idx, us) VALUES (?1, ?2, ?3)", &st))
+            return FATTN_EFAIL;
+        for (size_t i = 0; i < e->nsamples; ++i) {
+            sqlite3_bind_int64(st, 1, trial);
+            sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+            sqlite3_bind_double(st, 3, e->samples[i]);
+            if (sqlite3_step(st) != SQLITE_DONE) {
+                sqlite3_finalize(st);
+                return fattn_store_fail(s, "cannot record the timing samples");
+            }
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+    }
     return FATTN_OK;
 }
 

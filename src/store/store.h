@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "compile/postgates.h"
+#include "run/evaluator.h"
 #include "space/params.h"
 #include "target/shape.h"
 
@@ -73,7 +74,9 @@ typedef struct fattn_study_rec {
     const char *space_json;
     const char *kernel_hash;
     const char *limits_json;
-    const char *argv; /* the command line */
+    const char *argv;          /* the command line */
+    const char *evaluator;     /* "gpu", "replay"; NULL offline */
+    const char *timing_method; /* NULL offline */
 } fattn_study_rec;
 
 /* Creates a study with status 'running'. */
@@ -98,9 +101,12 @@ typedef struct fattn_trial_rec {
     double occupancy;
     int blocks_per_sm;
     const char *occupancy_limiter;
+    const fattn_eval_result *eval; /* NULL when not evaluated */
+    uint64_t numerics_seed;
 } fattn_trial_rec;
 
-/* Inserts a trial (call inside a transaction to group it with a cache entry). */
+/* Inserts a trial, and the raw timing samples of its evaluation (call
+ * inside a transaction: the trial and its samples commit together). */
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id);
 
 typedef struct fattn_cache_entry {

@@ -113,3 +113,41 @@ void fattn_format_bytes(uint64_t bytes, char *out, size_t n)
     else
         snprintf(out, n, "%llu B", (unsigned long long)bytes);
 }
+
+int fattn_parse_duration(const char *s, double *ms)
+{
+    double total = 0;
+    int parts = 0;
+    const char *p = s;
+    if (!s || !*s)
+        return -1;
+    while (*p) {
+        char *end;
+        if (!isdigit((unsigned char)*p) && *p != '.')
+            return -1;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || v < 0)
+            return -1;
+        p = end;
+        double unit;
+        if (!strncmp(p, "ms", 2))
+            unit = 1, p += 2;
+        else if (*p == 's')
+            unit = 1e3, ++p;
+        else if (*p == 'm')
+            unit = 60e3, ++p;
+        else if (*p == 'h')
+            unit = 3600e3, ++p;
+        else if (!*p && !parts)
+            unit = 1e3;
+        else
+            return -1;
+        total += v * unit;
+        ++parts;
+    }
+    if (!isfinite(total))
+        return -1;
+    *ms = total;
+    return 0;
+}

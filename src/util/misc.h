@@ -28,6 +28,10 @@ int fattn_parse_long(const char *s, long min, long max, long *out);
 int fattn_parse_double(const char *s, double *out);
 /* Parses a byte count: "49152", "48K", "48KiB", "100k", "2M", "20000MiB", "1G". */
 int fattn_parse_bytes(const char *s, uint64_t *out);
+/* Parses a duration: "90s", "6m", "120m", "2h", "1h30m", "500ms", or plain
+ * seconds "90"; 0 on success with milliseconds in *ms. */
+int fattn_parse_duration(const char *s, double *ms);
+
 /* Formats bytes as "48 KiB" style when exact, else as a plain number. */
 void fattn_format_bytes(uint64_t bytes, char *out, size_t n);
 

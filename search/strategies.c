@@ -1,0 +1,25 @@
+/*
+ * strategies.c - the table of search strategies.
+ */
+#include <string.h>
+
+#include "search/strategy.h"
+
+const fattn_strategy_ops *const fattn_strategies[] = {
+    &fattn_strategy_exhaustive,
+    &fattn_strategy_random,
+    NULL,
+};
+
+const fattn_strategy_ops *fattn_strategy_find(const char *name)
+{
+    for (int i = 0; fattn_strategies[i]; ++i)
+        if (strcmp(fattn_strategies[i]->name, name) == 0)
+            return fattn_strategies[i];
+    return NULL;
+}
+
+const char *fattn_strategy_names(void)
+{
+    return "exhaustive, random";
+}

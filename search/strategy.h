@@ -1,0 +1,49 @@
+/*
+ * strategy.h - search strategies: which gate survivor to try next.
+ *
+ * A strategy sees the survivors of a space as candidates 0..n-1 (their
+ * configurations given), proposes the next one to evaluate, and is told the
+ * outcome of each: a time for the measured ones, a failure for the others
+ * (rejected after compiling, faulted, wrong). It never proposes a candidate
+ * twice. Strategies are plug-ins: a file and an entry in fattn_strategies[].
+ */
+#ifndef FATTN_SEARCH_STRATEGY_H
+#define FATTN_SEARCH_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "space/params.h"
+
+typedef struct fattn_strategy fattn_strategy;
+
+typedef struct fattn_strategy_ops {
+    const char *name;
+    const char *summary;
+    /* A strategy over n candidates, seeded. */
+    fattn_strategy *(*create)(const fattn_config *candidates, size_t n, uint64_t seed);
+    /* The next candidate, or -1 when there is none left. */
+    long (*next)(fattn_strategy *s);
+    /* The outcome of candidate i: ok with its median time, or a failure. */
+    void (*observe)(fattn_strategy *s, size_t i, int ok, double median_us);
+    void (*destroy)(fattn_strategy *s);
+} fattn_strategy_ops;
+
+struct fattn_strategy {
+    const fattn_strategy_ops *ops;
+};
+
+/* Each strategy (one file each). */
+extern const fattn_strategy_ops fattn_strategy_exhaustive;
+extern const fattn_strategy_ops fattn_strategy_random;
+
+/* The strategies, NULL-terminated. */
+extern const fattn_strategy_ops *const fattn_strategies[];
+
+/* The strategy named `name`, or NULL. */
+const fattn_strategy_ops *fattn_strategy_find(const char *name);
+
+/* "exhaustive, random" */
+const char *fattn_strategy_names(void);
+
+#endif

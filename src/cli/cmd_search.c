@@ -1,0 +1,488 @@
+/*
+ * cmd_search.c - fattn-tune search: gates, compile, run, verify, time and
+ * store, over a space, on a GPU (or replaying a measured landscape).
+ *
+ * Everything that can fail for the user's input or environment is checked
+ * before the database is opened: arguments, the space, the kernels, the GPU
+ * (a worker is started and initialized). Then a study is created, the static
+ * rejections recorded, and the search loop (tune/tune.h) runs until the
+ * strategy is exhausted, --trials or --budget is reached, or a signal comes.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "compile/batch.h"
+#include "compile/pool.h"
+#include "export/table.h"
+#include "gpu/device.h"
+#include "run/evaluator.h"
+#include "run/worker.h"
+#include "search/strategy.h"
+#include "store/store.h"
+#include "tune/tune.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+
+static const char help_head[] =
+    "usage: fattn-tune search --shape B,H,S,D [--strategy exhaustive|random] [--trials N] [--budget DURATION]\n"
+    "                         [--evaluator gpu|replay:FILE] [options]\n"
+    "\n"
+    "Searches the space on the GPU: the static gates, then for each survivor the strategy picks,\n"
+    "NVRTC (compile cache, a thread pool compiling ahead), the post-compile gates, a numerics check\n"
+    "against the reference kernel on fresh seeded inputs, and timing. Every outcome is a trial of a\n"
+    "new study, committed on its own with its raw samples. Candidates run in a worker process: a\n"
+    "fault, crash or hang is recorded (runtime_fault, timeout) and the search goes on.\n"
+    "\n"
+    "  --strategy NAME      exhaustive (default) or random (without replacement)\n"
+    "  --trials N           stop after N configurations run on the GPU (rejections do not count)\n"
+    "  --budget DURATION    stop after this much wall time, compiles included: 90s, 6m, 2h, 1h30m\n"
+    "  --seed S             seed of the strategy and the numerics inputs (default 1)\n"
+    "  --evaluator E        gpu (default), or replay:FILE to serve results from a landscape file\n"
+    "                       (fattn-tune query landscape) without a GPU\n"
+    "  --kernel-timeout D   watchdog per step of a candidate (default 10s): longer is a timeout\n"
+    "  --reps N             launches per CUDA graph; per-launch time = elapsed / N (default 20)\n"
+    "  --warmup N           graph replays before sampling (default 5)\n"
+    "  --samples N          timed graph replays per candidate (default 30)\n"
+    "  --timing-sets N      input sets rotated through while timing (default: enough to exceed twice\n"
+    "                       the L2 cache, 2 to 16)\n"
+    "  --flush-l2           overwrite a buffer twice the L2 size before each sample\n"
+    "  --atol X, --rtol X   numerics gate |o - r| <= atol + rtol*|r| (default 0.01, 0.01)\n"
+    "  --jobs N             compile threads (default: the number of processors)\n"
+    "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
+    "                       contained); repeatable\n";
+
+enum {
+    OPT_STRATEGY = 2000,
+    OPT_TRIALS,
+    OPT_BUDGET,
+    OPT_EVALUATOR,
+    OPT_KERNEL_TIMEOUT,
+    OPT_REPS,
+    OPT_WARMUP,
+    OPT_SAMPLES,
+    OPT_TIMING_SETS,
+    OPT_FLUSH_L2,
+    OPT_ATOL,
+    OPT_RTOL,
+    OPT_SKIP_GATE,
+};
+
+typedef struct search_opts {
+    const fattn_strategy_ops *strategy;
+    long trials, seed, jobs, reps, warmup, samples, timing_sets;
+    double budget_ms, timeout_ms, atol, rtol;
+    int flush_l2;
+    const char *replay;
+    unsigned skip;
+} search_opts;
+
+static int fraction_or_small(const char *opt, const char *arg, double *out)
+{
+    if (fattn_parse_double(arg, out) || *out < 0 || *out > 10)
+        return fattn_error(FATTN_EUSAGE, "%s '%s': expected a number from 0 to 10", opt, arg);
+    return FATTN_OK;
+}
+
+static int handle(void *ctx, int opt, const char *arg)
+{
+    search_opts *o = ctx;
+    switch (opt) {
+    case OPT_STRATEGY:
+        if (!(o->strategy = fattn_strategy_find(arg)))
+            return fattn_error(FATTN_EUSAGE, "--strategy '%s': expected one of %s", arg, fattn_strategy_names());
+        return FATTN_OK;
+    case OPT_TRIALS: return cli_long("--trials", arg, 1, 100000000, &o->trials);
+    case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
+    case OPT_JOBS: return cli_long("--jobs", arg, 1, 256, &o->jobs);
+    case OPT_REPS: return cli_long("--reps", arg, 1, 10000, &o->reps);
+    case OPT_WARMUP: return cli_long("--warmup", arg, 0, 10000, &o->warmup);
+    case OPT_SAMPLES: return cli_long("--samples", arg, 1, 100000, &o->samples);
+    case OPT_TIMING_SETS: return cli_long("--timing-sets", arg, 1, 64, &o->timing_sets);
+    case OPT_FLUSH_L2: o->flush_l2 = 1; return FATTN_OK;
+    case OPT_ATOL: return fraction_or_small("--atol", arg, &o->atol);
+    case OPT_RTOL: return fraction_or_small("--rtol", arg, &o->rtol);
+    case OPT_BUDGET:
+    case OPT_KERNEL_TIMEOUT:
+        if (fattn_parse_duration(arg, opt == OPT_BUDGET ? &o->budget_ms : &o->timeout_ms)
+            || (opt == OPT_BUDGET ? o->budget_ms : o->timeout_ms) <= 0)
+            return fattn_error(FATTN_EUSAGE, "%s '%s': expected a duration such as 90s, 6m, 2h or 1h30m",
+                               opt == OPT_BUDGET ? "--budget" : "--kernel-timeout", arg);
+        return FATTN_OK;
+    case OPT_EVALUATOR:
+        if (strcmp(arg, "gpu") == 0)
+            o->replay = NULL;
+        else if (strncmp(arg, "replay:", 7) == 0 && arg[7])
+            o->replay = arg + 7;
+        else
+            return fattn_error(FATTN_EUSAGE, "--evaluator '%s': expected gpu or replay:FILE", arg);
+        return FATTN_OK;
+    case OPT_SKIP_GATE: {
+        int r = fattn_reason_find(arg);
+        if (!r || fattn_reason(r)->stage == FATTN_STAGE_RUN || r == FATTN_R_TILING || r == FATTN_R_COMPILE_ERROR)
+            return fattn_error(FATTN_EUSAGE,
+                               "--unsafe-skip-gate '%s': expected a static or post-compile gate other "
+                               "than tiling and compile_error",
+                               arg);
+        o->skip |= 1u << r;
+        return FATTN_OK;
+    }
+    }
+    return FATTN_EUSAGE;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct progress_state {
+    int tty;
+    double last;
+} progress_state;
+
+static void show_progress(void *arg, const fattn_tune_progress *p)
+{
+    progress_state *ps = arg;
+    double now = fattn_now_ms();
+    if (!ps->tty || now - ps->last < 250)
+        return;
+    ps->last = now;
+    int rejected = 0;
+    for (int r = 1; r < FATTN_R_COUNT; ++r)
+        rejected += p->by_reason[r];
+    double per = p->tried ? p->elapsed_ms / (double)p->tried : 0;
+    double eta = per * (double)(p->candidates - p->tried) / 1000.0;
+    fprintf(stderr, "\r  %zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %dm%02ds   ",
+            p->tried, p->candidates, p->ok, rejected, p->errors, p->best_us > 0 ? p->best_key : "-", p->best_us,
+            (int)eta / 60, (int)eta % 60);
+    fflush(stderr);
+}
+
+/* The reference module for the shape and arch. */
+static int compile_reference(const char *kernel_dir, const char *include, const cli_target *t, fattn_nvrtc_result *r)
+{
+    fattn_kernel_src ref;
+    fattn_options o;
+    int rc = fattn_kernel_src_load(kernel_dir, FATTN_REF_FILE, &ref);
+    if (rc)
+        return rc;
+    fattn_options_build(&o, NULL, t->shape.head_dim, t->shape.causal, t->arch, include);
+    rc = fattn_nvrtc_compile(&ref, &o, 0, r);
+    if (!rc && !r->ok) {
+        rc = fattn_error(FATTN_EFAIL, "the reference kernel %s/%s does not compile: %.300s", kernel_dir, FATTN_REF_FILE,
+                         r->log ? r->log : "");
+        fattn_nvrtc_result_release(r);
+    }
+    fattn_options_release(&o);
+    fattn_kernel_src_release(&ref);
+    return rc;
+}
+
+static void summary(long long study, const char *strategy, const cli_target *t, const fattn_evaluator *ev,
+                    const fattn_space_verdicts *sv, const fattn_tune_progress *p, int stop, long trials,
+                    const char *budget)
+{
+    char shape[96];
+    fattn_shape_format(&t->shape, shape, sizeof shape);
+    printf("study %lld: search (%s) of %s for %s on %s, %s\n", study, strategy, t->space.label, shape, t->arch->name,
+           ev->device);
+    printf("timing: %s\n", ev->method);
+    printf("%zu configurations: %zu rejected by the static gates, %zu survive; %zu tried, %zu run, %zu measured in "
+           "%.1f s\n\n",
+           sv->considered, sv->considered - sv->nsurvivors, sv->nsurvivors, p->tried, p->evaluated, p->ok,
+           p->elapsed_ms / 1000.0);
+    const char *names[] = {"status", "reason", "count"};
+    const unsigned char numeric[] = {0, 0, 1};
+    fattn_rows rows;
+    char count[32];
+    fattn_rows_init(&rows, 3, names);
+    for (int r = 1; r < FATTN_R_COUNT; ++r) {
+        int n = (r <= FATTN_R_LAST_STATIC ? sv->counts[r] : 0) + p->by_reason[r];
+        if (!n)
+            continue;
+        snprintf(count, sizeof count, "%d", n);
+        const char *cells[] = {"rejected", fattn_reason(r)->code, count};
+        fattn_rows_add(&rows, cells, numeric);
+    }
+    snprintf(count, sizeof count, "%zu", p->ok);
+    const char *ok[] = {"ok", "", count};
+    fattn_rows_add(&rows, ok, numeric);
+    if (p->errors) {
+        snprintf(count, sizeof count, "%zu", p->errors);
+        const char *err[] = {"error", "", count};
+        fattn_rows_add(&rows, err, numeric);
+    }
+    fattn_rows_print(stdout, &rows, FATTN_FMT_TABLE, 0);
+    fattn_rows_release(&rows);
+    if (p->best_us > 0)
+        printf("\nbest: %s, %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s (trial %lld)\n",
+               p->best_key, p->best.median_us, p->best.p10_us, p->best.p90_us, p->best.tflops, p->best.gbps,
+               p->best_trial);
+    else
+        printf("\nbest: none measured\n");
+    switch (stop) {
+    case FATTN_TUNE_TRIALS: printf("stopped: --trials %ld reached\n", trials); break;
+    case FATTN_TUNE_BUDGET: printf("stopped: --budget %s spent\n", budget); break;
+    case FATTN_TUNE_INTERRUPTED: printf("stopped: interrupted\n"); break;
+    default: printf("stopped: every survivor tried\n");
+    }
+}
+
+int cmd_search(int argc, char **argv, cli_common *c)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        CLI_TARGET_OPTIONS,
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"trials", required_argument, NULL, OPT_TRIALS},
+        {"budget", required_argument, NULL, OPT_BUDGET},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"evaluator", required_argument, NULL, OPT_EVALUATOR},
+        {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT},
+        {"reps", required_argument, NULL, OPT_REPS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"samples", required_argument, NULL, OPT_SAMPLES},
+        {"timing-sets", required_argument, NULL, OPT_TIMING_SETS},
+        {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},
+        {"atol", required_argument, NULL, OPT_ATOL},
+        {"rtol", required_argument, NULL, OPT_RTOL},
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
+        {NULL, 0, NULL, 0},
+    };
+    search_opts o = {.strategy = fattn_strategies[0],
+                     .seed = 1,
+                     .jobs = fattn_cpu_count(),
+                     .reps = 20,
+                     .warmup = 5,
+                     .samples = 30,
+                     .timeout_ms = 10000,
+                     .atol = FATTN_DEFAULT_ATOL,
+                     .rtol = FATTN_DEFAULT_RTOL};
+    cli_target t;
+    fattn_kernel_src src = {0};
+    fattn_nvrtc_result ref = {0};
+    fattn_space_verdicts sv = {0};
+    fattn_evaluator *ev = NULL;
+    fattn_store *store = NULL;
+    fattn_gpu_info gpu;
+    char *include = NULL, *cmdline = NULL, limits[512], why[320], budget_text[64] = "";
+    int rc, have_src = 0, have_gpu = 0;
+    char help[8192];
+
+    snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
+    cli_target_init(&t);
+    if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
+        goto out;
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], "--budget", 8))
+            snprintf(budget_text, sizeof budget_text, "%s", argv[i][8] == '=' ? argv[i] + 9 : argv[i + 1]);
+    t.lim.skip = o.skip;
+
+    /* The GPU first: without one (and no landscape to replay) nothing else matters. */
+    if (!o.replay && !getenv("FATTN_WORKER_HOOK")) {
+        if (fattn_gpu_probe(t.device, &gpu, why, sizeof why)) {
+            rc = fattn_error(FATTN_EFAIL,
+                             "search needs a GPU: %s; without one, --evaluator replay:FILE replays a "
+                             "measured landscape",
+                             why);
+            goto out;
+        }
+        have_gpu = 1;
+        const fattn_arch *a = fattn_arch_from_cc(gpu.cc_major, gpu.cc_minor);
+        if (!a) {
+            rc = fattn_error(FATTN_EFAIL, "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target",
+                             t.device, gpu.name, gpu.cc_major, gpu.cc_minor);
+            goto out;
+        }
+        if (t.arch_name && strcmp(t.arch_name, a->name) != 0) {
+            rc = fattn_error(FATTN_EUSAGE, "--arch %s: GPU %d (%s) is %s; leave --arch out to take the GPU's",
+                             t.arch_name, t.device, gpu.name, a->name);
+            goto out;
+        }
+        t.arch_name = a->name;
+    }
+    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_SPACE, "search")))
+        goto out;
+    if (o.replay && !t.arch_name) {
+        rc = fattn_error(FATTN_EUSAGE, "search --evaluator replay needs --arch (the landscape's, e.g. sm_90)");
+        goto out;
+    }
+    if ((rc = cli_target_finish(&t, CLI_NEED_ARCH, "search")))
+        goto out;
+
+    /* Input sets: one for numerics, enough for timing to exceed twice the L2. */
+    size_t set_bytes = (size_t)fattn_shape_elems(&t.shape) * 2 * 3;
+    if (!o.timing_sets) {
+        double l2 = have_gpu && gpu.l2_bytes > 0 ? gpu.l2_bytes : 50.0 * (1 << 20);
+        o.timing_sets = (long)(2 * l2 / (double)set_bytes) + 1;
+        o.timing_sets = o.timing_sets < 2 ? 2 : o.timing_sets > 16 ? 16 : o.timing_sets;
+    }
+    t.lim.input_sets = 1 + (int)o.timing_sets;
+    if (have_gpu && t.lim.mem_budget > gpu.total_mem)
+        t.lim.mem_budget = gpu.total_mem / 10 * 9;
+
+    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_cuda_include(&include)))
+        goto out;
+    fattn_gates_space(&t.space, t.filter_text ? &t.filter : NULL, &t.shape, t.arch, &t.lim, &sv);
+    for (size_t i = 0; i < sv.n; ++i)
+        if (sv.v[i].reason == FATTN_R_DEVICE_MEMORY) {
+            rc = fattn_error(FATTN_EFAIL, "the shape does not fit the device-memory budget: %s", sv.v[i].detail);
+            goto out;
+        }
+
+    /* The evaluator: a worker initialized on the GPU, or the landscape. */
+    if (o.replay) {
+        if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, &ev)))
+            goto out;
+    } else {
+        if ((rc = compile_reference(dir, include, &t, &ref)))
+            goto out;
+        fattn_gpu_eval_config gc = {
+            .worker_exe = fattn_self_exe(),
+            .device = t.device,
+            .shape = t.shape,
+            .ref_cubin = ref.cubin,
+            .ref_size = ref.cubin_size,
+            .timing_sets = (int)o.timing_sets,
+            .timing_seed = (uint64_t)o.seed * 7919 + 1,
+            .warmup = (int)o.warmup,
+            .reps = (int)o.reps,
+            .samples = (int)o.samples,
+            .flush_l2 = o.flush_l2,
+            .atol = o.atol,
+            .rtol = o.rtol,
+            .kernel_timeout_ms = (int)o.timeout_ms,
+        };
+        signal(SIGPIPE, SIG_IGN);
+        if ((rc = fattn_evaluator_open_gpu(&gc, &ev)))
+            goto out;
+    }
+
+    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
+        goto out;
+    cmdline = cli_command_line(c);
+    fattn_gate_limits_json(&t.lim, limits, sizeof limits);
+    char driver[32] = "";
+    if (have_gpu)
+        snprintf(driver, sizeof driver, "%d", gpu.driver_version);
+    fattn_study_rec sr = {
+        .command = "search",
+        .strategy = o.strategy->name,
+        .seed = o.seed,
+        .has_seed = 1,
+        .shape = t.shape,
+        .arch = t.arch->name,
+        .device = ev->device,
+        .device_json = ev->device_json,
+        .driver_version = have_gpu ? driver : NULL,
+        .nvrtc_version = fattn_nvrtc_version(),
+        .space_path = t.space.label,
+        .space_hash = t.space.hash,
+        .space_json = t.space.json,
+        .kernel_hash = src.hash,
+        .limits_json = limits,
+        .argv = cmdline,
+        .evaluator = o.replay ? "replay" : "gpu",
+        .timing_method = ev->method,
+    };
+    long long study, seq = 0;
+    if ((rc = fattn_store_study_begin(store, &sr, &study)))
+        goto out;
+
+    struct sigaction sa, old_int, old_term, old_hup;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+    double t0 = fattn_now_ms();
+
+    for (size_t i = 0; i < sv.n && !rc && !interrupted; ++i) {
+        if (sv.v[i].reason <= 0)
+            continue;
+        fattn_config cfg;
+        fattn_space_config(&t.space, i, &cfg);
+        fattn_trial_rec r = {.study_id = study,
+                             .seq = seq++,
+                             .cfg = &cfg,
+                             .status = "rejected",
+                             .reason = fattn_reason(sv.v[i].reason)->code,
+                             .detail = sv.v[i].detail,
+                             .compile_ms = -1};
+        if (!(rc = fattn_store_begin(store)) && !(rc = fattn_store_trial_add(store, &r, NULL)))
+            rc = fattn_store_commit(store);
+        else
+            fattn_store_rollback(store);
+    }
+
+    fattn_tune_progress p = {0};
+    int stop = FATTN_TUNE_INTERRUPTED;
+    progress_state ps = {.tty = !c->quiet && isatty(2)};
+    if (!rc && !interrupted) {
+        fattn_compile_ctx cc = {.src = &src,
+                                .cuda_include = include,
+                                .arch = t.arch,
+                                .shape = &t.shape,
+                                .lim = &t.lim,
+                                .store = store,
+                                .jobs = (int)o.jobs};
+        fattn_tune_ctx tc = {
+            .space = &t.space,
+            .sv = &sv,
+            .cc = &cc,
+            .store = store,
+            .study = study,
+            .seq = &seq,
+            .ev = ev,
+            .strategy = o.strategy,
+            .seed = (uint64_t)o.seed,
+            .max_trials = o.trials,
+            .deadline_ms = o.budget_ms > 0 ? t0 + o.budget_ms : 0,
+            .t0_ms = t0,
+            .ahead = 2 * (int)o.jobs,
+            .interrupted = &interrupted,
+            .progress = show_progress,
+            .progress_arg = &ps,
+        };
+        rc = fattn_tune_run(&tc, &p, &stop);
+        if (ps.tty)
+            fputc('\n', stderr);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+
+    const char *status = rc ? "failed" : stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
+    if (fattn_store_study_end(store, study, status) && !rc)
+        rc = FATTN_EFAIL;
+    if (rc)
+        goto out;
+    summary(study, o.strategy->name, &t, ev, &sv, &p, stop, o.trials, budget_text);
+    if (stop == FATTN_TUNE_INTERRUPTED)
+        rc = fattn_error(FATTN_EFAIL, "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded",
+                         p.tried, p.candidates, study);
+out:
+    fattn_evaluator_close(&ev);
+    fattn_store_close(&store);
+    fattn_space_verdicts_release(&sv);
+    fattn_nvrtc_result_release(&ref);
+    free(cmdline);
+    free(include);
+    if (have_src)
+        fattn_kernel_src_release(&src);
+    cli_target_release(&t);
+    return rc > 0 ? FATTN_OK : rc;
+}

@@ -1,0 +1,194 @@
+/*
+ * tune.c - the search loop.
+ */
+#include "tune/tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gates/layout.h"
+#include "util/err.h"
+#include "util/misc.h"
+
+uint64_t fattn_numerics_seed(uint64_t study_seed, long long seq)
+{
+    fattn_rng r;
+    fattn_rng_seed(&r, study_seed ^ (0x5851f42d4c957f2dull * (uint64_t)(seq + 1)));
+    return fattn_rng_next(&r);
+}
+
+static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long long *id)
+{
+    if (fattn_store_begin(ctx->store))
+        return FATTN_EFAIL;
+    if (fattn_store_trial_add(ctx->store, r, id)) {
+        fattn_store_rollback(ctx->store);
+        return FATTN_EFAIL;
+    }
+    return fattn_store_commit(ctx->store);
+}
+
+/* A trial record for a compiled item, before any evaluation. */
+static void compiled_rec(const fattn_tune_ctx *ctx, fattn_compile_item *it, fattn_trial_rec *r)
+{
+    fattn_layout l;
+    fattn_layout_init(&l, &it->cfg, ctx->cc->shape->head_dim);
+    memset(r, 0, sizeof *r);
+    r->study_id = ctx->study;
+    r->seq = (*ctx->seq)++;
+    r->cfg = &it->cfg;
+    r->cache_key = it->env_error ? NULL : it->cache_key;
+    r->cache_hit = it->cache_hit;
+    r->compile_ms = it->env_error ? -1 : it->cache_hit ? 0 : it->entry.compile_ms;
+    r->smem_model = l.total_bytes;
+    if (!it->env_error && it->entry.ok)
+        r->res = &it->entry.res;
+    r->has_occupancy = it->has_occ;
+    r->occupancy = it->occ.occupancy;
+    r->blocks_per_sm = it->occ.blocks_per_sm;
+    r->occupancy_limiter = it->occ.limiter;
+}
+
+static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
+{
+    if (ctx->interrupted && *ctx->interrupted)
+        return FATTN_TUNE_INTERRUPTED;
+    if (ctx->max_trials > 0 && p->evaluated >= (size_t)ctx->max_trials)
+        return FATTN_TUNE_TRIALS;
+    if (ctx->deadline_ms > 0 && fattn_now_ms() >= ctx->deadline_ms)
+        return FATTN_TUNE_BUDGET;
+    return -1;
+}
+
+int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
+{
+    const size_t n = ctx->sv->nsurvivors;
+    fattn_config *cands = fattn_xcalloc(n ? n : 1, sizeof *cands);
+    fattn_compile_item *items = fattn_xcalloc(n ? n : 1, sizeof *items);
+    fattn_strategy *strat;
+    fattn_compiler *comp = fattn_compiler_open(ctx->cc);
+    int rc = FATTN_OK, pending = 0, exhausted = 0;
+
+    memset(p, 0, sizeof *p);
+    p->candidates = n;
+    *stop = FATTN_TUNE_EXHAUSTED;
+    for (size_t i = 0; i < n; ++i)
+        fattn_space_config(ctx->space, ctx->sv->survivors[i], &cands[i]);
+    strat = ctx->strategy->create(cands, n, ctx->seed);
+
+    for (;;) {
+        int why = stop_reason(ctx, p);
+        /* Keep the compile window full while there is reason to go on. */
+        while (why < 0 && !exhausted && pending < (ctx->ahead > 0 ? ctx->ahead : 1)) {
+            long i = strat->ops->next(strat);
+            if (i < 0) {
+                exhausted = 1;
+                break;
+            }
+            items[i].cfg = cands[i];
+            if ((rc = fattn_compiler_submit(comp, &items[i])))
+                goto out;
+            ++pending;
+        }
+        if (why >= 0) {
+            *stop = why;
+            break;
+        }
+        if (!pending)
+            break;
+        fattn_compile_item *it = fattn_compiler_next(comp, &rc);
+        if (!it || rc)
+            goto out;
+        --pending;
+        size_t idx = (size_t)(it - items);
+        if (!it->env_error && !it->reason && (why = stop_reason(ctx, p)) >= 0) {
+            /* Compiled, but the search ends before it runs: it is left for
+             * another search (its cubin is cached), not recorded. */
+            *stop = why;
+            fattn_compile_item_release(it);
+            break;
+        }
+        fattn_trial_rec r;
+        compiled_rec(ctx, it, &r);
+        if (it->env_error || it->reason) {
+            /* Not run: the compiler failed, or a post-compile gate said no. */
+            r.status = it->env_error ? "error" : "rejected";
+            r.reason = it->env_error ? NULL : fattn_reason(it->reason)->code;
+            r.detail = it->env_error ? it->env_msg : it->verdict.detail;
+            if (it->env_error)
+                ++p->errors;
+            else
+                ++p->by_reason[it->reason];
+            strat->ops->observe(strat, idx, 0, 0);
+            rc = store_trial(ctx, &r, NULL);
+        } else {
+            fattn_eval_result e;
+            uint64_t seed = fattn_numerics_seed(ctx->seed, r.seq);
+            fattn_eval_request req = {&it->cfg,
+                                      NULL,
+                                      it->entry.cubin,
+                                      it->entry.cubin_size,
+                                      it->entry.res.smem_dynamic,
+                                      it->entry.res.threads,
+                                      seed};
+            char key[FATTN_KEY_MAX];
+            fattn_config_key(&it->cfg, key);
+            req.key = key;
+            if ((rc = fattn_evaluate(ctx->ev, &req, &e))) {
+                fattn_eval_result_release(&e);
+                fattn_compile_item_release(it);
+                goto out;
+            }
+            r.eval = &e;
+            r.numerics_seed = seed;
+            r.detail = e.detail;
+            ++p->evaluated;
+            switch (e.status) {
+            case FATTN_EVAL_OK:
+                r.status = "ok";
+                ++p->ok;
+                break;
+            case FATTN_EVAL_NUMERICS:
+                r.status = "rejected", r.reason = "numerics";
+                ++p->by_reason[FATTN_R_NUMERICS];
+                break;
+            case FATTN_EVAL_FAULT:
+                r.status = "rejected", r.reason = "runtime_fault";
+                ++p->by_reason[FATTN_R_RUNTIME_FAULT];
+                break;
+            case FATTN_EVAL_TIMEOUT:
+                r.status = "rejected", r.reason = "timeout";
+                ++p->by_reason[FATTN_R_TIMEOUT];
+                break;
+            default: r.status = "error"; ++p->errors;
+            }
+            long long trial;
+            rc = store_trial(ctx, &r, &trial);
+            int ok = e.status == FATTN_EVAL_OK;
+            strat->ops->observe(strat, idx, ok, ok ? e.timing.median_us : 0);
+            if (ok && (p->best_us == 0 || e.timing.median_us < p->best_us)) {
+                p->best_us = e.timing.median_us;
+                p->best = e.timing;
+                p->best_trial = trial;
+                memcpy(p->best_key, key, sizeof key);
+            }
+            fattn_eval_result_release(&e);
+        }
+        ++p->tried;
+        fattn_compile_item_release(it);
+        p->elapsed_ms = fattn_now_ms() - ctx->t0_ms;
+        if (ctx->progress)
+            ctx->progress(ctx->progress_arg, p);
+        if (rc)
+            goto out;
+    }
+out:
+    fattn_compiler_close(&comp);
+    for (size_t i = 0; i < n; ++i)
+        fattn_compile_item_release(&items[i]);
+    strat->ops->destroy(strat);
+    free(items);
+    free(cands);
+    return rc;
+}

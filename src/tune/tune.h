@@ -1,0 +1,70 @@
+/*
+ * tune.h - the search loop: strategy -> compile (cache, pool, working ahead)
+ * -> post-compile gates -> evaluate (numerics, timing) -> store.
+ *
+ * The strategy proposes gate survivors; the compile stream keeps a window of
+ * them compiling while the evaluator runs the current one. Every outcome is
+ * a trial committed in its own transaction (with its raw samples): a
+ * post-compile rejection, a GPU verdict (numerics, runtime_fault, timeout),
+ * an error, or a measured time. Rejections cost no GPU time and do not count
+ * toward the trial limit; the budget is wall time, compiles included.
+ */
+#ifndef FATTN_TUNE_TUNE_H
+#define FATTN_TUNE_TUNE_H
+
+#include <signal.h>
+
+#include "compile/batch.h"
+#include "gates/gates.h"
+#include "run/evaluator.h"
+#include "search/strategy.h"
+#include "store/store.h"
+
+typedef struct fattn_tune_progress {
+    size_t candidates; /* gate survivors */
+    size_t tried;      /* taken from the strategy and finished */
+    size_t evaluated;  /* run on the evaluator (the trials that count) */
+    size_t ok;         /* measured */
+    int by_reason[FATTN_R_COUNT];
+    size_t errors;
+    double best_us; /* 0 until something is measured */
+    char best_key[FATTN_KEY_MAX];
+    long long best_trial;
+    fattn_timing best;
+    double elapsed_ms;
+} fattn_tune_progress;
+
+enum fattn_tune_stop {
+    FATTN_TUNE_EXHAUSTED,   /* every candidate tried */
+    FATTN_TUNE_TRIALS,      /* the trial limit */
+    FATTN_TUNE_BUDGET,      /* the time budget */
+    FATTN_TUNE_INTERRUPTED, /* a signal */
+};
+
+typedef struct fattn_tune_ctx {
+    const fattn_space *space;
+    const fattn_space_verdicts *sv; /* static gates: candidates are sv->survivors */
+    const fattn_compile_ctx *cc;    /* compile settings; cc->store is the cache */
+    fattn_store *store;
+    long long study;
+    long long *seq; /* next trial number of the study */
+    fattn_evaluator *ev;
+    const fattn_strategy_ops *strategy;
+    uint64_t seed;      /* strategy and numerics inputs */
+    long max_trials;    /* 0: no limit */
+    double deadline_ms; /* on fattn_now_ms(); 0: none */
+    double t0_ms;
+    int ahead; /* compiles kept in flight */
+    volatile sig_atomic_t *interrupted;
+    void (*progress)(void *arg, const fattn_tune_progress *p);
+    void *progress_arg;
+} fattn_tune_ctx;
+
+/* Runs the loop. Returns 0 (*stop says why it ended), or FATTN_EFAIL when
+ * the database or the evaluator fails (the message is reported). */
+int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop);
+
+/* The seed of the numerics inputs of trial `seq`. */
+uint64_t fattn_numerics_seed(uint64_t study_seed, long long seq);
+
+#endif
