@@ -13,6 +13,7 @@
 
 #include "gates/gates.h"
 #include "gpu/device.h"
+#include "run/evaluator.h"
 #include "space/space.h"
 #include "target/arch.h"
 #include "target/shape.h"
@@ -57,7 +58,31 @@ enum {
     OPT_SEED,
     OPT_NO_COMPILE,
     OPT_OUTPUT,
+    OPT_STRATEGY,
+    OPT_TRIALS,
+    OPT_BUDGET,
+    OPT_EVALUATOR,
+    OPT_KERNEL_TIMEOUT,
+    OPT_REPS,
+    OPT_WARMUP,
+    OPT_SAMPLES,
+    OPT_TIMING_SETS,
+    OPT_FLUSH_L2,
+    OPT_ATOL,
+    OPT_RTOL,
+    OPT_SKIP_GATE,
+    OPT_TRIAL,
+    OPT_BASELINE,
 };
+
+#define CLI_TIMING_OPTIONS                                                                                             \
+    {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT}, {"reps", required_argument, NULL, OPT_REPS},      \
+        {"warmup", required_argument, NULL, OPT_WARMUP}, {"samples", required_argument, NULL, OPT_SAMPLES},            \
+        {"timing-sets", required_argument, NULL, OPT_TIMING_SETS}, {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},      \
+        {"atol", required_argument, NULL, OPT_ATOL}, {"rtol", required_argument, NULL, OPT_RTOL},                      \
+    {                                                                                                                  \
+        "seed", required_argument, NULL, OPT_SEED                                                                      \
+    }
 
 #define CLI_COMMON_OPTIONS                                                                                             \
     {"db", required_argument, NULL, OPT_DB}, {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},                  \
@@ -141,6 +166,37 @@ char *cli_command_line(const cli_common *c);
 /* Prints configurations indices[0..n) of `space` as rows: index, key and
  * the nine tunables. */
 void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);
+
+/* How candidates are measured (search, bench). */
+typedef struct cli_timing {
+    long reps, warmup, samples, timing_sets, seed;
+    double timeout_ms, atol, rtol;
+    int flush_l2;
+} cli_timing;
+
+extern const char cli_timing_help[];
+void cli_timing_init(cli_timing *tm);
+
+/* Handles a timing option: 1 handled, 0 not one, negative on a bad value. */
+int cli_timing_option(cli_timing *tm, int opt, const char *arg);
+
+typedef struct cli_gpu {
+    int present;
+    fattn_gpu_info info;
+} cli_gpu;
+
+/* Probes the GPU and takes the arch from it (a different --arch is a usage
+ * error). Without a GPU: "<cmd> needs a GPU: <why><without>", FATTN_EFAIL.
+ * With $FATTN_WORKER_HOOK (the tests' fake engine) no GPU is probed. */
+int cli_gpu_arch(cli_target *t, cli_gpu *g, const char *cmd, const char *without);
+
+/* Fills in the default timing sets for the shape and the L2, and the
+ * device-memory budget. */
+int cli_timing_plan(cli_timing *tm, cli_target *t, const cli_gpu *g);
+
+/* Compiles the reference kernel and starts the GPU evaluator. */
+int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char *kernel_dir, const char *include,
+                           fattn_evaluator **ev);
 
 /* Subcommands. */
 int cmd_space(int argc, char **argv, cli_common *c);

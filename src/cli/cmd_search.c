@@ -41,77 +41,37 @@ static const char help_head[] =
     "  --strategy NAME      exhaustive (default) or random (without replacement)\n"
     "  --trials N           stop after N configurations run on the GPU (rejections do not count)\n"
     "  --budget DURATION    stop after this much wall time, compiles included: 90s, 6m, 2h, 1h30m\n"
-    "  --seed S             seed of the strategy and the numerics inputs (default 1)\n"
     "  --evaluator E        gpu (default), or replay:FILE to serve results from a landscape file\n"
     "                       (fattn-tune query landscape) without a GPU\n"
-    "  --kernel-timeout D   watchdog per step of a candidate (default 10s): longer is a timeout\n"
-    "  --reps N             launches per CUDA graph; per-launch time = elapsed / N (default 20)\n"
-    "  --warmup N           graph replays before sampling (default 5)\n"
-    "  --samples N          timed graph replays per candidate (default 30)\n"
-    "  --timing-sets N      input sets rotated through while timing (default: enough to exceed twice\n"
-    "                       the L2 cache, 2 to 16)\n"
-    "  --flush-l2           overwrite a buffer twice the L2 size before each sample\n"
-    "  --atol X, --rtol X   numerics gate |o - r| <= atol + rtol*|r| (default 0.01, 0.01)\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
     "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
     "                       contained); repeatable\n";
 
-enum {
-    OPT_STRATEGY = 2000,
-    OPT_TRIALS,
-    OPT_BUDGET,
-    OPT_EVALUATOR,
-    OPT_KERNEL_TIMEOUT,
-    OPT_REPS,
-    OPT_WARMUP,
-    OPT_SAMPLES,
-    OPT_TIMING_SETS,
-    OPT_FLUSH_L2,
-    OPT_ATOL,
-    OPT_RTOL,
-    OPT_SKIP_GATE,
-};
-
 typedef struct search_opts {
     const fattn_strategy_ops *strategy;
-    long trials, seed, jobs, reps, warmup, samples, timing_sets;
-    double budget_ms, timeout_ms, atol, rtol;
-    int flush_l2;
+    long trials, jobs;
+    double budget_ms;
+    cli_timing tm;
     const char *replay;
     unsigned skip;
 } search_opts;
 
-static int fraction_or_small(const char *opt, const char *arg, double *out)
-{
-    if (fattn_parse_double(arg, out) || *out < 0 || *out > 10)
-        return fattn_error(FATTN_EUSAGE, "%s '%s': expected a number from 0 to 10", opt, arg);
-    return FATTN_OK;
-}
-
 static int handle(void *ctx, int opt, const char *arg)
 {
     search_opts *o = ctx;
+    int rc = cli_timing_option(&o->tm, opt, arg);
+    if (rc)
+        return rc < 0 ? rc : FATTN_OK;
     switch (opt) {
     case OPT_STRATEGY:
         if (!(o->strategy = fattn_strategy_find(arg)))
             return fattn_error(FATTN_EUSAGE, "--strategy '%s': expected one of %s", arg, fattn_strategy_names());
         return FATTN_OK;
     case OPT_TRIALS: return cli_long("--trials", arg, 1, 100000000, &o->trials);
-    case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
     case OPT_JOBS: return cli_long("--jobs", arg, 1, 256, &o->jobs);
-    case OPT_REPS: return cli_long("--reps", arg, 1, 10000, &o->reps);
-    case OPT_WARMUP: return cli_long("--warmup", arg, 0, 10000, &o->warmup);
-    case OPT_SAMPLES: return cli_long("--samples", arg, 1, 100000, &o->samples);
-    case OPT_TIMING_SETS: return cli_long("--timing-sets", arg, 1, 64, &o->timing_sets);
-    case OPT_FLUSH_L2: o->flush_l2 = 1; return FATTN_OK;
-    case OPT_ATOL: return fraction_or_small("--atol", arg, &o->atol);
-    case OPT_RTOL: return fraction_or_small("--rtol", arg, &o->rtol);
     case OPT_BUDGET:
-    case OPT_KERNEL_TIMEOUT:
-        if (fattn_parse_duration(arg, opt == OPT_BUDGET ? &o->budget_ms : &o->timeout_ms)
-            || (opt == OPT_BUDGET ? o->budget_ms : o->timeout_ms) <= 0)
-            return fattn_error(FATTN_EUSAGE, "%s '%s': expected a duration such as 90s, 6m, 2h or 1h30m",
-                               opt == OPT_BUDGET ? "--budget" : "--kernel-timeout", arg);
+        if (fattn_parse_duration(arg, &o->budget_ms) || o->budget_ms <= 0)
+            return fattn_error(FATTN_EUSAGE, "--budget '%s': expected a duration such as 90s, 6m, 2h or 1h30m", arg);
         return FATTN_OK;
     case OPT_EVALUATOR:
         if (strcmp(arg, "gpu") == 0)
@@ -164,26 +124,6 @@ static void show_progress(void *arg, const fattn_tune_progress *p)
             p->tried, p->candidates, p->ok, rejected, p->errors, p->best_us > 0 ? p->best_key : "-", p->best_us,
             (int)eta / 60, (int)eta % 60);
     fflush(stderr);
-}
-
-/* The reference module for the shape and arch. */
-static int compile_reference(const char *kernel_dir, const char *include, const cli_target *t, fattn_nvrtc_result *r)
-{
-    fattn_kernel_src ref;
-    fattn_options o;
-    int rc = fattn_kernel_src_load(kernel_dir, FATTN_REF_FILE, &ref);
-    if (rc)
-        return rc;
-    fattn_options_build(&o, NULL, t->shape.head_dim, t->shape.causal, t->arch, include);
-    rc = fattn_nvrtc_compile(&ref, &o, 0, r);
-    if (!rc && !r->ok) {
-        rc = fattn_error(FATTN_EFAIL, "the reference kernel %s/%s does not compile: %.300s", kernel_dir, FATTN_REF_FILE,
-                         r->log ? r->log : "");
-        fattn_nvrtc_result_release(r);
-    }
-    fattn_options_release(&o);
-    fattn_kernel_src_release(&ref);
-    return rc;
 }
 
 static void summary(long long study, const char *strategy, const cli_target *t, const fattn_evaluator *ev,
@@ -244,42 +184,26 @@ int cmd_search(int argc, char **argv, cli_common *c)
         {"strategy", required_argument, NULL, OPT_STRATEGY},
         {"trials", required_argument, NULL, OPT_TRIALS},
         {"budget", required_argument, NULL, OPT_BUDGET},
-        {"seed", required_argument, NULL, OPT_SEED},
+        CLI_TIMING_OPTIONS,
         {"evaluator", required_argument, NULL, OPT_EVALUATOR},
-        {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT},
-        {"reps", required_argument, NULL, OPT_REPS},
-        {"warmup", required_argument, NULL, OPT_WARMUP},
-        {"samples", required_argument, NULL, OPT_SAMPLES},
-        {"timing-sets", required_argument, NULL, OPT_TIMING_SETS},
-        {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},
-        {"atol", required_argument, NULL, OPT_ATOL},
-        {"rtol", required_argument, NULL, OPT_RTOL},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
         {NULL, 0, NULL, 0},
     };
-    search_opts o = {.strategy = fattn_strategies[0],
-                     .seed = 1,
-                     .jobs = fattn_cpu_count(),
-                     .reps = 20,
-                     .warmup = 5,
-                     .samples = 30,
-                     .timeout_ms = 10000,
-                     .atol = FATTN_DEFAULT_ATOL,
-                     .rtol = FATTN_DEFAULT_RTOL};
+    search_opts o = {.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
     cli_target t;
     fattn_kernel_src src = {0};
-    fattn_nvrtc_result ref = {0};
     fattn_space_verdicts sv = {0};
     fattn_evaluator *ev = NULL;
     fattn_store *store = NULL;
-    fattn_gpu_info gpu;
-    char *include = NULL, *cmdline = NULL, limits[512], why[320], budget_text[64] = "";
-    int rc, have_src = 0, have_gpu = 0;
+    cli_gpu gpu = {0};
+    char *include = NULL, *cmdline = NULL, limits[512], budget_text[64] = "";
+    int rc, have_src = 0;
     char help[8192];
 
-    snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
+    snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
     cli_target_init(&t);
+    cli_timing_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
     for (int i = 1; i < argc; ++i)
@@ -288,28 +212,10 @@ int cmd_search(int argc, char **argv, cli_common *c)
     t.lim.skip = o.skip;
 
     /* The GPU first: without one (and no landscape to replay) nothing else matters. */
-    if (!o.replay && !getenv("FATTN_WORKER_HOOK")) {
-        if (fattn_gpu_probe(t.device, &gpu, why, sizeof why)) {
-            rc = fattn_error(FATTN_EFAIL,
-                             "search needs a GPU: %s; without one, --evaluator replay:FILE replays a "
-                             "measured landscape",
-                             why);
-            goto out;
-        }
-        have_gpu = 1;
-        const fattn_arch *a = fattn_arch_from_cc(gpu.cc_major, gpu.cc_minor);
-        if (!a) {
-            rc = fattn_error(FATTN_EFAIL, "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target",
-                             t.device, gpu.name, gpu.cc_major, gpu.cc_minor);
-            goto out;
-        }
-        if (t.arch_name && strcmp(t.arch_name, a->name) != 0) {
-            rc = fattn_error(FATTN_EUSAGE, "--arch %s: GPU %d (%s) is %s; leave --arch out to take the GPU's",
-                             t.arch_name, t.device, gpu.name, a->name);
-            goto out;
-        }
-        t.arch_name = a->name;
-    }
+    if (!o.replay
+        && (rc = cli_gpu_arch(&t, &gpu, "search",
+                              "; without one, --evaluator replay:FILE replays a measured landscape")))
+        goto out;
     if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_SPACE, "search")))
         goto out;
     if (o.replay && !t.arch_name) {
@@ -319,16 +225,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     if ((rc = cli_target_finish(&t, CLI_NEED_ARCH, "search")))
         goto out;
 
-    /* Input sets: one for numerics, enough for timing to exceed twice the L2. */
-    size_t set_bytes = (size_t)fattn_shape_elems(&t.shape) * 2 * 3;
-    if (!o.timing_sets) {
-        double l2 = have_gpu && gpu.l2_bytes > 0 ? gpu.l2_bytes : 50.0 * (1 << 20);
-        o.timing_sets = (long)(2 * l2 / (double)set_bytes) + 1;
-        o.timing_sets = o.timing_sets < 2 ? 2 : o.timing_sets > 16 ? 16 : o.timing_sets;
-    }
-    t.lim.input_sets = 1 + (int)o.timing_sets;
-    if (have_gpu && t.lim.mem_budget > gpu.total_mem)
-        t.lim.mem_budget = gpu.total_mem / 10 * 9;
+    cli_timing_plan(&o.tm, &t, &gpu);
 
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
@@ -348,26 +245,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, &ev)))
             goto out;
     } else {
-        if ((rc = compile_reference(dir, include, &t, &ref)))
-            goto out;
-        fattn_gpu_eval_config gc = {
-            .worker_exe = fattn_self_exe(),
-            .device = t.device,
-            .shape = t.shape,
-            .ref_cubin = ref.cubin,
-            .ref_size = ref.cubin_size,
-            .timing_sets = (int)o.timing_sets,
-            .timing_seed = (uint64_t)o.seed * 7919 + 1,
-            .warmup = (int)o.warmup,
-            .reps = (int)o.reps,
-            .samples = (int)o.samples,
-            .flush_l2 = o.flush_l2,
-            .atol = o.atol,
-            .rtol = o.rtol,
-            .kernel_timeout_ms = (int)o.timeout_ms,
-        };
-        signal(SIGPIPE, SIG_IGN);
-        if ((rc = fattn_evaluator_open_gpu(&gc, &ev)))
+        if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
             goto out;
     }
 
@@ -376,18 +254,18 @@ int cmd_search(int argc, char **argv, cli_common *c)
     cmdline = cli_command_line(c);
     fattn_gate_limits_json(&t.lim, limits, sizeof limits);
     char driver[32] = "";
-    if (have_gpu)
-        snprintf(driver, sizeof driver, "%d", gpu.driver_version);
+    if (gpu.present)
+        snprintf(driver, sizeof driver, "%d", gpu.info.driver_version);
     fattn_study_rec sr = {
         .command = "search",
         .strategy = o.strategy->name,
-        .seed = o.seed,
+        .seed = o.tm.seed,
         .has_seed = 1,
         .shape = t.shape,
         .arch = t.arch->name,
         .device = ev->device,
         .device_json = ev->device_json,
-        .driver_version = have_gpu ? driver : NULL,
+        .driver_version = gpu.present ? driver : NULL,
         .nvrtc_version = fattn_nvrtc_version(),
         .space_path = t.space.label,
         .space_hash = t.space.hash,
@@ -448,7 +326,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
             .seq = &seq,
             .ev = ev,
             .strategy = o.strategy,
-            .seed = (uint64_t)o.seed,
+            .seed = (uint64_t)o.tm.seed,
             .max_trials = o.trials,
             .deadline_ms = o.budget_ms > 0 ? t0 + o.budget_ms : 0,
             .t0_ms = t0,
@@ -478,7 +356,6 @@ out:
     fattn_evaluator_close(&ev);
     fattn_store_close(&store);
     fattn_space_verdicts_release(&sv);
-    fattn_nvrtc_result_release(&ref);
     free(cmdline);
     free(include);
     if (have_src)

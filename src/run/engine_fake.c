@@ -15,6 +15,7 @@
  *   numerics=FRAGMENT    wrong output
  *   init-error           INIT fails (as with no GPU)
  *   slow=MS              every EVAL takes MS milliseconds
+ * A baseline request ("baseline": "cudnn") is answered as key "baseline-cudnn".
  * Not for users: it measures nothing.
  */
 #include <signal.h>
@@ -82,7 +83,10 @@ static int fake_eval(void *state, const cJSON *req, const void *cubin, size_t si
     fake *f = state;
     (void)cubin, (void)size;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "key");
-    const char *key = cJSON_IsString(k) ? k->valuestring : "";
+    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(req, "baseline");
+    const char *key = cJSON_IsString(baseline) ? "baseline-cudnn" : cJSON_IsString(k) ? k->valuestring : "";
+    if (cJSON_IsString(baseline))
+        cJSON_AddStringToObject(result, "baseline", "fake cuDNN (FATTN_WORKER_HOOK)");
     char buf[32];
     io->phase(io, "numerics");
     const char *slow = behaviour(f->hook, "slow", buf, sizeof buf);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "gpu/device.h"
+#include "baseline/cudnn.h"
 #include "gpu/driver.h"
 #include "run/engine.h"
 #include "run/numerics.h"
@@ -53,7 +54,16 @@ typedef struct gpu {
     double atol, rtol;
     uint16_t *h_o;
     float *h_ref;
+    fattn_cudnn *cudnn;  /* the baseline, planned on first use */
+    char cudnn_why[320]; /* why it cannot be, once known */
 } gpu;
+
+/* What an EVAL runs: a candidate's kernel, or the cuDNN baseline. */
+typedef struct runner {
+    CUfunction fn;
+    unsigned gx, gy, gz, threads, smem;
+    fattn_cudnn *cudnn;
+} runner;
 
 static int num(const cJSON *j, const char *name, double def)
 {
@@ -116,6 +126,7 @@ static void gpu_fini(void *state)
             cu->cuStreamDestroy(g->stream);
         cu->cuDevicePrimaryCtxRelease(g->dev);
     }
+    fattn_cudnn_free(&g->cudnn, &g->cu);
     free(g->q), free(g->k), free(g->v);
     free(g->h_o), free(g->h_ref);
     free(g);
@@ -252,36 +263,77 @@ static void add_numerics(cJSON *result, const fattn_numerics *n)
     cJSON_AddNumberToObject(j, "worst_ref", n->worst_ref);
 }
 
+/* Enqueues one run of r on (q, k, v) -> o. A cuDNN failure is reported as
+ * CUDA_ERROR_UNKNOWN with the message in why. */
+static CUresult run_once(gpu *g, runner *r, CUdeviceptr *q, CUdeviceptr *k, CUdeviceptr *v, CUstream s, char *why,
+                         size_t why_size)
+{
+    if (r->cudnn)
+        return fattn_cudnn_run(r->cudnn, *q, *k, *v, g->o, why, why_size) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS;
+    int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
+    float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
+    void *args[] = {q, k, v, &g->o, &batch, &heads, &seqlen, &scale};
+    return g->cu.cuLaunchKernel(r->fn, r->gx, r->gy, r->gz, r->threads, 1, 1, r->smem, s, args, NULL);
+}
+
+/* The baseline's plan, made on first use in this worker. */
+static fattn_cudnn *cudnn_baseline(gpu *g)
+{
+    if (g->cudnn || g->cudnn_why[0])
+        return g->cudnn;
+    fattn_cudnn *c;
+    if (fattn_cudnn_load(&c, g->cudnn_why, sizeof g->cudnn_why))
+        return NULL;
+    if (fattn_cudnn_plan(c, &g->cu, &g->shape, g->stream, g->cudnn_why, sizeof g->cudnn_why)) {
+        fattn_cudnn_free(&c, &g->cu);
+        return NULL;
+    }
+    g->cudnn = c;
+    return c;
+}
+
 static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result)
 {
     gpu *g = state;
     fattn_cu *cu = &g->cu;
     CUmodule mod = NULL;
-    CUfunction fn;
     CUgraph graph = NULL;
     CUgraphExec exec = NULL;
-    int ruined = 0;
+    runner run = {0};
+    int ruined = 0, use_graph = 1;
+    char why[320] = "";
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(req, "grid");
-    (void)size;
-    unsigned gx = cJSON_GetArrayItem(grid, 0) ? (unsigned)cJSON_GetArrayItem(grid, 0)->valueint : 0;
-    unsigned gy = cJSON_GetArrayItem(grid, 1) ? (unsigned)cJSON_GetArrayItem(grid, 1)->valueint : 0;
-    unsigned gz = cJSON_GetArrayItem(grid, 2) ? (unsigned)cJSON_GetArrayItem(grid, 2)->valueint : 0;
-    unsigned threads = (unsigned)num(req, "threads", 0), smem = (unsigned)num(req, "smem", 0);
+    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(req, "baseline");
     unsigned long long seed = u64(req, "seed");
     int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
     float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
+    (void)size;
 
-    if (!cubin || !gx || !gy || !gz || !threads) {
-        cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
-        cJSON_AddStringToObject(result, "detail", "EVAL without a cubin, a grid or a block size");
-        return 0;
+    CU_EVAL("context", cu->cuCtxSetCurrent(g->ctx));
+    if (cJSON_IsString(baseline)) {
+        if (strcmp(baseline->valuestring, "cudnn") != 0 || !(run.cudnn = cudnn_baseline(g))) {
+            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(result, "detail", g->cudnn_why[0] ? g->cudnn_why : "unknown baseline");
+            return 0;
+        }
+        cJSON_AddStringToObject(result, "baseline", fattn_cudnn_describe(run.cudnn));
+    } else {
+        run.gx = cJSON_GetArrayItem(grid, 0) ? (unsigned)cJSON_GetArrayItem(grid, 0)->valueint : 0;
+        run.gy = cJSON_GetArrayItem(grid, 1) ? (unsigned)cJSON_GetArrayItem(grid, 1)->valueint : 0;
+        run.gz = cJSON_GetArrayItem(grid, 2) ? (unsigned)cJSON_GetArrayItem(grid, 2)->valueint : 0;
+        run.threads = (unsigned)num(req, "threads", 0);
+        run.smem = (unsigned)num(req, "smem", 0);
+        if (!cubin || !run.gx || !run.gy || !run.gz || !run.threads) {
+            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(result, "detail", "EVAL without a cubin, a grid or a block size");
+            return 0;
+        }
+        CU_EVAL("module load", cu->cuModuleLoadData(&mod, cubin));
+        CU_EVAL("module load", cu->cuModuleGetFunction(&run.fn, mod, "fattn_fwd"));
+        if (run.smem > 48 * 1024)
+            CU_EVAL("shared-memory attribute",
+                    cu->cuFuncSetAttribute(run.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)run.smem));
     }
-    CU_EVAL("module load", cu->cuCtxSetCurrent(g->ctx));
-    CU_EVAL("module load", cu->cuModuleLoadData(&mod, cubin));
-    CU_EVAL("module load", cu->cuModuleGetFunction(&fn, mod, "fattn_fwd"));
-    if (smem > 48 * 1024)
-        CU_EVAL("shared-memory attribute",
-                cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
 
     /* 1. Numerics on fresh inputs, output poisoned. */
     io->phase(io, "numerics");
@@ -291,11 +343,8 @@ static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t siz
     CU_EVAL("poison", cu->cuStreamSynchronize(g->stream));
     CU_EVAL("poison", cu->cuMemsetD16(g->o, FATTN_HALF_POISON, g->elems));
     CU_EVAL("poison", cu->cuCtxSynchronize());
-    {
-        void *args[] = {&g->q0, &g->k0, &g->v0, &g->o, &batch, &heads, &seqlen, &scale};
-        CU_EVAL("candidate launch", cu->cuLaunchKernel(fn, gx, gy, gz, threads, 1, 1, smem, g->stream, args, NULL));
-        CU_EVAL("candidate run", cu->cuStreamSynchronize(g->stream));
-    }
+    CU_EVAL(why[0] ? why : "candidate launch", run_once(g, &run, &g->q0, &g->k0, &g->v0, g->stream, why, sizeof why));
+    CU_EVAL("candidate run", cu->cuStreamSynchronize(g->stream));
     {
         void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
         unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
@@ -316,22 +365,35 @@ static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t siz
         goto out;
     }
 
-    /* 2. Timing: R launches in a graph, rotating the timing sets. */
+    /* 2. Timing: R runs in a graph, rotating the timing sets; where a run
+     * cannot be captured (some cuDNN engines), R runs back to back. */
     io->phase(io, "timing");
     CU_EVAL("graph capture", cu->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    for (int i = 0; i < g->reps; ++i) {
+    for (int i = 0; i < g->reps && use_graph; ++i) {
         int s = i % g->sets;
-        void *args[] = {&g->q[s], &g->k[s], &g->v[s], &g->o, &batch, &heads, &seqlen, &scale};
-        CUresult r = cu->cuLaunchKernel(fn, gx, gy, gz, threads, 1, 1, smem, g->stream, args, NULL);
-        if (r != CUDA_SUCCESS) {
-            cu->cuStreamEndCapture(g->stream, &graph);
-            CU_EVAL("candidate launch", r);
+        if (run_once(g, &run, &g->q[s], &g->k[s], &g->v[s], g->stream, why, sizeof why) != CUDA_SUCCESS)
+            use_graph = 0;
+    }
+    if (cu->cuStreamEndCapture(g->stream, &graph) != CUDA_SUCCESS || !graph)
+        use_graph = 0;
+    if (use_graph && cu->cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS)
+        use_graph = 0;
+    if (!use_graph) {
+        if (!run.cudnn)
+            CU_EVAL("graph capture", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        why[0] = '\0';
+        CU_EVAL("stream", cu->cuCtxSynchronize());
+    }
+    cJSON_AddStringToObject(result, "timing", use_graph ? "graph" : "stream");
+    for (int w = 0; w < g->warmup; ++w) {
+        if (use_graph) {
+            CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
+        } else {
+            for (int i = 0; i < g->reps; ++i)
+                CU_EVAL(why[0] ? why : "candidate run", run_once(g, &run, &g->q[i % g->sets], &g->k[i % g->sets],
+                                                                 &g->v[i % g->sets], g->stream, why, sizeof why));
         }
     }
-    CU_EVAL("graph capture", cu->cuStreamEndCapture(g->stream, &graph));
-    CU_EVAL("graph instantiate", cu->cuGraphInstantiateWithFlags(&exec, graph, 0));
-    for (int w = 0; w < g->warmup; ++w)
-        CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
     CU_EVAL("candidate run", cu->cuStreamSynchronize(g->stream));
     cJSON *samples = cJSON_AddArrayToObject(result, "samples");
     for (int s = 0; s < g->samples; ++s) {
@@ -339,7 +401,13 @@ static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t siz
         if (g->flush)
             CU_EVAL("L2 flush", cu->cuMemsetD32Async(g->flush, (unsigned)s, g->flush_words, g->stream));
         CU_EVAL("timing", cu->cuEventRecord(g->start, g->stream));
-        CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
+        if (use_graph) {
+            CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
+        } else {
+            for (int i = 0; i < g->reps; ++i)
+                CU_EVAL(why[0] ? why : "candidate run", run_once(g, &run, &g->q[i % g->sets], &g->k[i % g->sets],
+                                                                 &g->v[i % g->sets], g->stream, why, sizeof why));
+        }
         CU_EVAL("timing", cu->cuEventRecord(g->stop, g->stream));
         CU_EVAL("candidate run", cu->cuEventSynchronize(g->stop));
         CU_EVAL("timing", cu->cuEventElapsedTime(&ms, g->start, g->stop));

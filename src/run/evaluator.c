@@ -136,6 +136,11 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
     const cJSON *num = cJSON_GetObjectItemCaseSensitive(j, "numerics");
     const cJSON *samples = cJSON_GetObjectItemCaseSensitive(j, "samples");
     const char *s = cJSON_IsString(status) ? status->valuestring : "";
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "timing");
+    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(j, "baseline");
+    snprintf(out->timing_kind, sizeof out->timing_kind, "%s", cJSON_IsString(kind) ? kind->valuestring : "graph");
+    if (cJSON_IsString(baseline))
+        snprintf(out->baseline, sizeof out->baseline, "%s", baseline->valuestring);
     if (cJSON_IsObject(num)) {
         out->has_numerics = 1;
         read_numerics(num, &out->num);
@@ -195,16 +200,20 @@ static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fa
     const fattn_shape *s = &g->cfg.shape;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "key", req->key);
-    cJSON *grid = cJSON_AddArrayToObject(j, "grid");
-    int bm = req->cfg->v[FATTN_P_BLOCK_M];
-    cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm));
-    cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->heads));
-    cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->batch));
-    cJSON_AddNumberToObject(j, "threads", req->threads);
-    cJSON_AddNumberToObject(j, "smem", req->smem);
+    if (req->baseline) {
+        cJSON_AddStringToObject(j, "baseline", req->baseline);
+    } else {
+        cJSON *grid = cJSON_AddArrayToObject(j, "grid");
+        int bm = req->cfg->v[FATTN_P_BLOCK_M];
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm));
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->heads));
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->batch));
+        cJSON_AddNumberToObject(j, "threads", req->threads);
+        cJSON_AddNumberToObject(j, "smem", req->smem);
+    }
     add_u64(j, "seed", req->seed);
-    int rc = fattn_worker_call(g->worker, FATTN_MSG_EVAL, j, req->cubin, req->cubin_size, g->cfg.kernel_timeout_ms,
-                               &reply, why, sizeof why);
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_EVAL, j, req->baseline ? NULL : req->cubin,
+                               req->baseline ? 0 : req->cubin_size, g->cfg.kernel_timeout_ms, &reply, why, sizeof why);
     cJSON_Delete(j);
     if (rc == FATTN_WORKER_TIMEOUT) {
         out->status = FATTN_EVAL_TIMEOUT;
@@ -288,6 +297,11 @@ typedef struct replay_eval {
 static int replay_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
 {
     replay_eval *r = (replay_eval *)base;
+    if (req->baseline) {
+        out->status = FATTN_EVAL_ERROR;
+        snprintf(out->detail, sizeof out->detail, "replay: a landscape holds no baseline");
+        return FATTN_OK;
+    }
     const fattn_landscape_entry *e = fattn_landscape_find(&r->land, req->key);
     if (!e) {
         out->status = FATTN_EVAL_ERROR;

@@ -36,9 +36,10 @@ typedef struct fattn_eval_request {
     const char *key;
     const void *cubin;
     size_t cubin_size;
-    unsigned smem;    /* dynamic shared memory per block */
-    unsigned threads; /* per block */
-    uint64_t seed;    /* of the numerics check's inputs */
+    unsigned smem;        /* dynamic shared memory per block */
+    unsigned threads;     /* per block */
+    uint64_t seed;        /* of the numerics check's inputs */
+    const char *baseline; /* "cudnn": run the baseline instead (cfg, cubin unused) */
 } fattn_eval_request;
 
 typedef struct fattn_eval_result {
@@ -50,7 +51,9 @@ typedef struct fattn_eval_result {
     double *samples; /* per-launch microseconds; owned */
     int has_timing;
     fattn_timing timing;
-    double wall_ms; /* spent on this evaluation */
+    double wall_ms;       /* spent on this evaluation */
+    char timing_kind[16]; /* "graph" (CUDA graph) or "stream" (launches back to back) */
+    char baseline[128];   /* what the baseline was, e.g. "cuDNN 9.14.0, engine ..." */
 } fattn_eval_result;
 
 void fattn_eval_result_release(fattn_eval_result *r);

@@ -1,0 +1,140 @@
+/*
+ * gpu_setup.c - what search and bench share to reach the GPU: the timing
+ * options, the GPU probe that gives the arch, the reference kernel, and the
+ * GPU evaluator (a worker initialized on the device).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "compile/kernel_src.h"
+#include "compile/nvrtc.h"
+#include "run/worker.h"
+#include "util/err.h"
+#include "util/misc.h"
+
+const char cli_timing_help[] =
+    "Measurement:\n"
+    "  --kernel-timeout D   watchdog per step of a candidate (default 10s): longer is a timeout\n"
+    "  --reps N             launches per CUDA graph; per-launch time = elapsed / N (default 20)\n"
+    "  --warmup N           graph replays before sampling (default 5)\n"
+    "  --samples N          timed graph replays per candidate (default 30)\n"
+    "  --timing-sets N      input sets rotated through while timing (default: enough to exceed twice\n"
+    "                       the L2 cache, 2 to 16)\n"
+    "  --flush-l2           overwrite a buffer twice the L2 size before each sample\n"
+    "  --atol X, --rtol X   numerics gate |o - r| <= atol + rtol*|r| (default 0.01, 0.01)\n"
+    "  --seed S             seed of the strategy and the numerics inputs (default 1)\n";
+
+void cli_timing_init(cli_timing *tm)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->reps = 20, tm->warmup = 5, tm->samples = 30, tm->seed = 1;
+    tm->timeout_ms = 10000, tm->atol = FATTN_DEFAULT_ATOL, tm->rtol = FATTN_DEFAULT_RTOL;
+}
+
+static int tolerance(const char *opt, const char *arg, double *out)
+{
+    if (fattn_parse_double(arg, out) || *out < 0 || *out > 10)
+        return fattn_error(FATTN_EUSAGE, "%s '%s': expected a number from 0 to 10", opt, arg);
+    return 1;
+}
+
+int cli_timing_option(cli_timing *tm, int opt, const char *arg)
+{
+    switch (opt) {
+    case OPT_REPS: return cli_long("--reps", arg, 1, 10000, &tm->reps) ? FATTN_EUSAGE : 1;
+    case OPT_WARMUP: return cli_long("--warmup", arg, 0, 10000, &tm->warmup) ? FATTN_EUSAGE : 1;
+    case OPT_SAMPLES: return cli_long("--samples", arg, 1, 100000, &tm->samples) ? FATTN_EUSAGE : 1;
+    case OPT_TIMING_SETS: return cli_long("--timing-sets", arg, 1, 64, &tm->timing_sets) ? FATTN_EUSAGE : 1;
+    case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &tm->seed) ? FATTN_EUSAGE : 1;
+    case OPT_FLUSH_L2: tm->flush_l2 = 1; return 1;
+    case OPT_ATOL: return tolerance("--atol", arg, &tm->atol);
+    case OPT_RTOL: return tolerance("--rtol", arg, &tm->rtol);
+    case OPT_KERNEL_TIMEOUT:
+        if (fattn_parse_duration(arg, &tm->timeout_ms) || tm->timeout_ms <= 0)
+            return fattn_error(FATTN_EUSAGE, "--kernel-timeout '%s': expected a duration such as 10s or 2m", arg);
+        return 1;
+    default: return 0;
+    }
+}
+
+int cli_gpu_arch(cli_target *t, cli_gpu *g, const char *cmd, const char *without)
+{
+    char why[320];
+    memset(g, 0, sizeof *g);
+    /* The fake engine of the tests answers without a GPU. */
+    if (getenv("FATTN_WORKER_HOOK"))
+        return FATTN_OK;
+    if (fattn_gpu_probe(t->device, &g->info, why, sizeof why))
+        return fattn_error(FATTN_EFAIL, "%s needs a GPU: %s%s", cmd, why, without ? without : "");
+    g->present = 1;
+    const fattn_arch *a = fattn_arch_from_cc(g->info.cc_major, g->info.cc_minor);
+    if (!a)
+        return fattn_error(FATTN_EFAIL, "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target",
+                           t->device, g->info.name, g->info.cc_major, g->info.cc_minor);
+    if (t->arch_name && strcmp(t->arch_name, a->name) != 0)
+        return fattn_error(FATTN_EUSAGE, "--arch %s: GPU %d (%s) is %s; leave --arch out to take the GPU's",
+                           t->arch_name, t->device, g->info.name, a->name);
+    t->arch_name = a->name;
+    return FATTN_OK;
+}
+
+int cli_timing_plan(cli_timing *tm, cli_target *t, const cli_gpu *g)
+{
+    /* Input sets: one for numerics, enough for timing to exceed twice the L2. */
+    if (!tm->timing_sets) {
+        double set_bytes = (double)fattn_shape_elems(&t->shape) * 2 * 3;
+        double l2 = g->present && g->info.l2_bytes > 0 ? g->info.l2_bytes : 50.0 * (1 << 20);
+        tm->timing_sets = (long)(2 * l2 / set_bytes) + 1;
+        tm->timing_sets = tm->timing_sets < 2 ? 2 : tm->timing_sets > 16 ? 16 : tm->timing_sets;
+    }
+    t->lim.input_sets = 1 + (int)tm->timing_sets;
+    if (g->present && t->lim.mem_budget > g->info.total_mem)
+        t->lim.mem_budget = g->info.total_mem / 10 * 9;
+    return FATTN_OK;
+}
+
+int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char *kernel_dir, const char *include,
+                           fattn_evaluator **ev)
+{
+    fattn_kernel_src ref;
+    fattn_options o;
+    fattn_nvrtc_result r;
+    int rc = fattn_kernel_src_load(kernel_dir, FATTN_REF_FILE, &ref);
+    if (rc)
+        return rc;
+    fattn_options_build(&o, NULL, t->shape.head_dim, t->shape.causal, t->arch, include);
+    rc = fattn_nvrtc_compile(&ref, &o, 0, &r);
+    fattn_options_release(&o);
+    fattn_kernel_src_release(&ref);
+    if (rc)
+        return rc;
+    if (!r.ok) {
+        rc = fattn_error(FATTN_EFAIL, "the reference kernel %s/%s does not compile: %.300s", kernel_dir, FATTN_REF_FILE,
+                         r.log ? r.log : "");
+        fattn_nvrtc_result_release(&r);
+        return rc;
+    }
+    fattn_gpu_eval_config gc = {
+        .worker_exe = fattn_self_exe(),
+        .device = t->device,
+        .shape = t->shape,
+        .ref_cubin = r.cubin,
+        .ref_size = r.cubin_size,
+        .timing_sets = (int)tm->timing_sets,
+        .timing_seed = (uint64_t)tm->seed * 7919 + 1,
+        .warmup = (int)tm->warmup,
+        .reps = (int)tm->reps,
+        .samples = (int)tm->samples,
+        .flush_l2 = tm->flush_l2,
+        .atol = tm->atol,
+        .rtol = tm->rtol,
+        .kernel_timeout_ms = (int)tm->timeout_ms,
+    };
+    signal(SIGPIPE, SIG_IGN);
+    rc = fattn_evaluator_open_gpu(&gc, ev);
+    fattn_nvrtc_result_release(&r);
+    return rc;
+}
