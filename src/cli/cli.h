@@ -198,6 +198,9 @@ int cli_timing_plan(cli_timing *tm, cli_target *t, const cli_gpu *g);
 int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char *kernel_dir, const char *include,
                            fattn_evaluator **ev);
 
+/* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
+int cli_skip_gate_option(unsigned *mask, const char *arg);
+
 /* Subcommands. */
 int cmd_space(int argc, char **argv, cli_common *c);
 int cmd_gates(int argc, char **argv, cli_common *c);

@@ -1,6 +1,6 @@
 /*
- * cmd_pending.c - confirm and bench: in the command table, answered by
- * main.c with "not built yet"; their --help says what they will do.
+ * cmd_pending.c - confirm: in the command table, answered by main.c with
+ * "not built yet"; its --help says what it will do.
  */
 #include <stdio.h>
 
@@ -20,12 +20,4 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
                         "\n"
                         "Not built yet. Will re-measure the best configurations against a baseline, interleaved,\n"
                         "and report bootstrap confidence intervals. Needs a GPU.\n");
-}
-
-int cmd_bench(int argc, char **argv, cli_common *c)
-{
-    (void)argc, (void)argv, (void)c;
-    return pending_help("usage: fattn-tune bench CONFIG|--trial ID --shape B,H,S,D [--baseline cudnn]\n"
-                        "\n"
-                        "Not built yet. Will measure one configuration the way search does. Needs a GPU.\n");
 }

@@ -81,16 +81,7 @@ static int handle(void *ctx, int opt, const char *arg)
         else
             return fattn_error(FATTN_EUSAGE, "--evaluator '%s': expected gpu or replay:FILE", arg);
         return FATTN_OK;
-    case OPT_SKIP_GATE: {
-        int r = fattn_reason_find(arg);
-        if (!r || fattn_reason(r)->stage == FATTN_STAGE_RUN || r == FATTN_R_TILING || r == FATTN_R_COMPILE_ERROR)
-            return fattn_error(FATTN_EUSAGE,
-                               "--unsafe-skip-gate '%s': expected a static or post-compile gate other "
-                               "than tiling and compile_error",
-                               arg);
-        o->skip |= 1u << r;
-        return FATTN_OK;
-    }
+    case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
     }
     return FATTN_EUSAGE;
 }

@@ -138,3 +138,15 @@ int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char
     fattn_nvrtc_result_release(&r);
     return rc;
 }
+
+int cli_skip_gate_option(unsigned *mask, const char *arg)
+{
+    int r = fattn_reason_find(arg);
+    if (!r || fattn_reason(r)->stage == FATTN_STAGE_RUN || r == FATTN_R_TILING || r == FATTN_R_COMPILE_ERROR)
+        return fattn_error(FATTN_EUSAGE,
+                           "--unsafe-skip-gate '%s': expected a static or post-compile gate other than "
+                           "tiling and compile_error",
+                           arg);
+    *mask |= 1u << r;
+    return FATTN_OK;
+}

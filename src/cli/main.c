@@ -37,7 +37,7 @@ static const command commands[] = {
     {"export", cmd_export, 0, "write a study's best configuration as a C header or JSON"},
     {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
     {"confirm", cmd_confirm, CMD_NEEDS_GPU | CMD_NOT_BUILT, "re-measure the best configurations against a baseline"},
-    {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_NOT_BUILT, "measure one configuration"},
+    {"bench", cmd_bench, CMD_NEEDS_GPU, "measure one configuration, optionally beside cuDNN"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,268 @@
+/*
+ * cmd_bench.c - fattn-tune bench: one configuration measured exactly as
+ * search measures it (worker, numerics against the reference, CUDA-graph
+ * timing), optionally beside cuDNN's fused attention on the same inputs
+ * under the same timing, with the ratio. Reads the database only for
+ * --trial; writes nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "compile/batch.h"
+#include "export/table.h"
+#include "store/store.h"
+#include "tune/tune.h"
+#include "util/err.h"
+#include "util/paths.h"
+
+static const char help_head[] =
+    "usage: fattn-tune bench CONFIG --shape B,H,S,D [--causal] [--baseline cudnn] [options]\n"
+    "       fattn-tune bench --trial ID [--baseline cudnn] [options]\n"
+    "\n"
+    "Measures one configuration the way search does: compiled with NVRTC, run in a worker process,\n"
+    "checked against the reference kernel on fresh seeded inputs, timed by CUDA events around a\n"
+    "CUDA graph of back-to-back launches (the raw per-launch time, launch cost included). With\n"
+    "--baseline cudnn, cuDNN's fused SDPA forward runs on the same inputs under the same timing and\n"
+    "the ratio of the medians is printed (non-causal shapes: the fused operation has no mask).\n"
+    "Needs a GPU. CONFIG is a key (bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1) or NAME=VALUE,...\n"
+    "\n"
+    "  --trial ID           a stored trial: its configuration, shape and arch (see query trials)\n"
+    "  --baseline cudnn     also measure cuDNN's fused attention\n"
+    "  --format FMT         table (default) or json\n"
+    "  --unsafe-skip-gate G test only: run even if gate G rejects the configuration; repeatable\n";
+
+typedef struct bench_opts {
+    long trial;
+    const char *baseline;
+    int format;
+    cli_timing tm;
+    unsigned skip;
+} bench_opts;
+
+static int handle(void *ctx, int opt, const char *arg)
+{
+    bench_opts *o = ctx;
+    int rc = cli_timing_option(&o->tm, opt, arg);
+    if (rc)
+        return rc < 0 ? rc : FATTN_OK;
+    switch (opt) {
+    case OPT_TRIAL: return cli_long("--trial", arg, 1, 2147483647L, &o->trial);
+    case OPT_BASELINE:
+        if (strcmp(arg, "cudnn") != 0)
+            return fattn_error(FATTN_EUSAGE, "--baseline '%s': expected cudnn", arg);
+        o->baseline = arg;
+        return FATTN_OK;
+    case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
+    case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
+    }
+    return FATTN_EUSAGE;
+}
+
+/* Reads a stored trial: its configuration key, shape and arch. */
+static int load_trial(const cli_common *c, long trial, char *key, size_t key_size, cli_target *t, char *arch,
+                      size_t arch_size)
+{
+    fattn_store *s;
+    sqlite3_stmt *st;
+    int rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s);
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(
+            fattn_store_db(s),
+            "SELECT t.config_key, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, s.arch FROM trials t "
+            "JOIN studies s ON s.id = t.study_id WHERE t.id = ?1",
+            -1, &st, NULL)
+        != SQLITE_OK) {
+        rc = fattn_store_fail(s, "cannot read the trial");
+        fattn_store_close(&s);
+        return rc;
+    }
+    sqlite3_bind_int64(st, 1, trial);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = fattn_error(FATTN_EUSAGE, "--trial %ld: no such trial in %s", trial, fattn_store_path(s));
+    } else {
+        snprintf(key, key_size, "%s", (const char *)sqlite3_column_text(st, 0));
+        t->shape.batch = sqlite3_column_int(st, 1);
+        t->shape.heads = sqlite3_column_int(st, 2);
+        t->shape.seqlen = sqlite3_column_int(st, 3);
+        t->shape.head_dim = sqlite3_column_int(st, 4);
+        t->shape.causal = t->causal = sqlite3_column_int(st, 5);
+        snprintf(arch, arch_size, "%s", (const char *)sqlite3_column_text(st, 6));
+    }
+    sqlite3_finalize(st);
+    fattn_store_close(&s);
+    return rc;
+}
+
+static void add_row(fattn_rows *rows, const char *name, const fattn_eval_result *r)
+{
+    char cells[9][64];
+    const char *ptrs[9];
+    const unsigned char numeric[9] = {0, 0, 1, 1, 1, 1, 1, 1, 0};
+    snprintf(cells[0], sizeof cells[0], "%s", name);
+    snprintf(cells[1], sizeof cells[1], "%s", fattn_eval_status_name(r->status));
+    for (int i = 2; i < 9; ++i)
+        cells[i][0] = '\0';
+    if (r->has_timing) {
+        snprintf(cells[2], sizeof cells[2], "%.3f", r->timing.median_us);
+        snprintf(cells[3], sizeof cells[3], "%.3f", r->timing.p10_us);
+        snprintf(cells[4], sizeof cells[4], "%.3f", r->timing.p90_us);
+        snprintf(cells[5], sizeof cells[5], "%.1f", r->timing.tflops);
+        snprintf(cells[6], sizeof cells[6], "%.1f", r->timing.gbps);
+        snprintf(cells[8], sizeof cells[8], "%s", r->timing_kind);
+    }
+    if (r->has_numerics)
+        snprintf(cells[7], sizeof cells[7], "%.3g", r->num.max_abs_err);
+    for (int i = 0; i < 9; ++i)
+        ptrs[i] = cells[i][0] || i < 2 ? cells[i] : NULL;
+    fattn_rows_add(rows, ptrs, numeric);
+}
+
+int cmd_bench(int argc, char **argv, cli_common *c)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        CLI_TARGET_OPTIONS,
+        CLI_TIMING_OPTIONS,
+        {"trial", required_argument, NULL, OPT_TRIAL},
+        {"baseline", required_argument, NULL, OPT_BASELINE},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
+        {NULL, 0, NULL, 0},
+    };
+    bench_opts o = {.format = FATTN_FMT_TABLE};
+    cli_target t;
+    cli_gpu gpu = {0};
+    fattn_kernel_src src = {0};
+    fattn_compile_item item;
+    fattn_evaluator *ev = NULL;
+    fattn_eval_result res = {0}, base = {0};
+    char *include = NULL, key[FATTN_KEY_MAX] = "", trial_arch[16] = "", help[8192];
+    int rc, first, have_src = 0;
+    fattn_config cfg;
+
+    memset(&item, 0, sizeof item);
+    snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
+    cli_target_init(&t);
+    cli_timing_init(&o.tm);
+    if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first)))
+        goto out;
+    t.lim.skip = o.skip;
+    if (o.trial && first < argc) {
+        rc = fattn_error(FATTN_EUSAGE, "bench: give a CONFIG or --trial, not both");
+        goto out;
+    }
+    if (!o.trial && first + 1 != argc) {
+        rc = first < argc ? cli_extra_operand("bench", argv[first + 1])
+                          : fattn_error(FATTN_EUSAGE, "bench: expected a CONFIG (such as "
+                                                      "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1) or --trial ID");
+        goto out;
+    }
+    if (o.trial) {
+        if (t.shape_text) {
+            rc = fattn_error(FATTN_EUSAGE, "bench --trial takes the shape of the trial's study; leave --shape out");
+            goto out;
+        }
+        if ((rc = load_trial(c, o.trial, key, sizeof key, &t, trial_arch, sizeof trial_arch)))
+            goto out;
+        if (!t.arch_name)
+            t.arch_name = trial_arch;
+    }
+    if ((rc = fattn_config_parse(o.trial ? key : argv[first], o.trial ? "--trial" : "bench", &cfg)))
+        goto out;
+    fattn_config_key(&cfg, key);
+    if ((rc = cli_target_finish(&t, o.trial ? 0 : CLI_NEED_SHAPE, "bench")))
+        goto out;
+    if (o.baseline && t.shape.causal) {
+        rc = fattn_error(FATTN_EUSAGE, "--baseline cudnn: cuDNN's fused attention takes no causal mask; expected a "
+                                       "non-causal shape");
+        goto out;
+    }
+    if ((rc = cli_gpu_arch(&t, &gpu, "bench", NULL)) || (rc = cli_target_finish(&t, CLI_NEED_ARCH, "bench")))
+        goto out;
+    cli_timing_plan(&o.tm, &t, &gpu);
+
+    /* The gates, then NVRTC: bench runs only what search would run. */
+    fattn_verdict v;
+    fattn_gate_input in = {&cfg, &t.shape, t.arch, &t.lim};
+    int r = fattn_gates_static(&in, &v, NULL);
+    if (r) {
+        rc = fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", key, fattn_reason(r)->code,
+                         v.detail, fattn_reason(r)->fix);
+        goto out;
+    }
+    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_cuda_include(&include)))
+        goto out;
+    fattn_compile_ctx cc = {
+        .src = &src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
+    item.cfg = cfg;
+    fattn_compile_one(&cc, &item);
+    if (item.env_error) {
+        rc = fattn_error(FATTN_EFAIL, "%s: %s", key, item.env_msg);
+        goto out;
+    }
+    if (item.reason) {
+        rc = fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", key,
+                         fattn_reason(item.reason)->code, item.verdict.detail, fattn_reason(item.reason)->fix);
+        goto out;
+    }
+
+    if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
+        goto out;
+    uint64_t seed = fattn_numerics_seed((uint64_t)o.tm.seed, 0);
+    fattn_eval_request req = {
+        &cfg, key, item.entry.cubin, item.entry.cubin_size, item.entry.res.smem_dynamic, item.entry.res.threads,
+        seed, NULL};
+    if ((rc = fattn_evaluate(ev, &req, &res)))
+        goto out;
+    if (o.baseline) {
+        fattn_eval_request breq = {&cfg, "baseline-cudnn", NULL, 0, 0, 0, seed, o.baseline};
+        if ((rc = fattn_evaluate(ev, &breq, &base)))
+            goto out;
+    }
+
+    char shape[96];
+    fattn_shape_format(&t.shape, shape, sizeof shape);
+    const char *names[] = {"kernel",  "status", "median_us",   "p10_us", "p90_us",
+                           "TFLOP/s", "GB/s",   "max_abs_err", "timing"};
+    fattn_rows rows;
+    fattn_rows_init(&rows, 9, names);
+    add_row(&rows, key, &res);
+    if (o.baseline)
+        add_row(&rows, "cudnn", &base);
+    double ratio = o.baseline && res.has_timing && base.has_timing ? base.timing.median_us / res.timing.median_us : 0;
+    if (o.format == FATTN_FMT_JSON) {
+        fattn_rows_print(stdout, &rows, FATTN_FMT_JSON, 0);
+    } else {
+        printf("bench: %s on %s, %s\n", shape, t.arch->name, ev->device);
+        printf("timing: %s\n\n", ev->method);
+        fattn_rows_print(stdout, &rows, FATTN_FMT_TABLE, 0);
+        printf("\n%s: %s\n", key, res.detail);
+        if (o.baseline)
+            printf("cudnn (%s): %s\n", base.baseline[0] ? base.baseline : "cuDNN", base.detail);
+        if (ratio > 0)
+            printf("median cuDNN / median fattn-tune = %.3f (%s)\n", ratio,
+                   ratio >= 1 ? "fattn-tune faster" : "cuDNN faster");
+    }
+    fattn_rows_release(&rows);
+    if (res.status != FATTN_EVAL_OK)
+        rc = fattn_error(FATTN_EFAIL, "%s was not measured: %s", key, res.detail);
+    else if (o.baseline && base.status != FATTN_EVAL_OK)
+        rc = fattn_error(FATTN_EFAIL, "the cuDNN baseline was not measured: %s", base.detail);
+out:
+    fattn_eval_result_release(&res);
+    fattn_eval_result_release(&base);
+    fattn_evaluator_close(&ev);
+    fattn_compile_item_release(&item);
+    free(include);
+    if (have_src)
+        fattn_kernel_src_release(&src);
+    cli_target_release(&t);
+    return rc > 0 ? FATTN_OK : rc;
+}
