@@ -12,19 +12,21 @@
 #include "export/export.h"
 #include "util/err.h"
 
-static const char help[] = "usage: fattn-tune export [--study N] [--format header|json] [-o FILE]\n"
-                           "\n"
-                           "Writes the fastest timed configuration of a study (default: the latest) as a C header\n"
-                           "defining FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL, FATTN_THREADS and\n"
-                           "FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device, metric).\n"
-                           "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
-                           "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
-                           "\n"
-                           "  --study N            study id (see fattn-tune query studies)\n"
-                           "  --format FMT         header (default) or json\n"
-                           "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
-                           "  --db PATH            results database (default results/fattn.db)\n"
-                           "  -h, --help           this help\n";
+static const char help[] =
+    "usage: fattn-tune export [--study N] [--format header|json|cubin] [-o FILE]\n"
+    "\n"
+    "Writes the fastest timed configuration of a study (default: the latest) as a C header\n"
+    "defining FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL, FATTN_THREADS and\n"
+    "FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device, metric).\n"
+    "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
+    "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
+    "\n"
+    "  --study N            study id (see fattn-tune query studies)\n"
+    "  --format FMT         header (default), json, or cubin (the exact compiled kernel that was\n"
+    "                       measured, from the compile cache; needs -o)\n"
+    "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
+    "  --db PATH            results database (default results/fattn.db)\n"
+    "  -h, --help           this help\n";
 
 typedef struct export_opts {
     long study;
@@ -42,8 +44,10 @@ static int handle(void *ctx, int opt, const char *arg)
             o->format = FATTN_EXPORT_HEADER;
         else if (strcmp(arg, "json") == 0)
             o->format = FATTN_EXPORT_JSON;
+        else if (strcmp(arg, "cubin") == 0)
+            o->format = FATTN_EXPORT_CUBIN;
         else
-            return fattn_error(FATTN_EUSAGE, "--format '%s': expected header or json", arg);
+            return fattn_error(FATTN_EUSAGE, "--format '%s': expected header, json or cubin", arg);
         return FATTN_OK;
     case 'o':
     case OPT_OUTPUT: o->output = arg; return FATTN_OK;
@@ -71,6 +75,10 @@ int cmd_export(int argc, char **argv, cli_common *c)
         return rc > 0 ? FATTN_OK : rc;
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
         return rc;
+    if (o.format == FATTN_EXPORT_CUBIN && !o.output) {
+        rc = fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
+        goto out;
+    }
     if (o.output) {
         size_t n = strlen(o.output) + 32;
         tmp = fattn_xmalloc(n);

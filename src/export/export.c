@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/kernel_src.h"
 #include "config.h"
 #include "export/table.h"
 #include "gates/layout.h"
@@ -45,7 +46,7 @@ int fattn_study_exists(fattn_store *s, long long id)
 
 typedef struct best {
     long long study, trial;
-    char *created, *command, *strategy, *arch, *device, *kernel_hash, *space_hash, *timing, *key;
+    char *created, *command, *strategy, *arch, *device, *kernel_hash, *space_hash, *timing, *key, *cache_key;
     long long seed;
     int has_seed;
     fattn_shape shape;
@@ -63,7 +64,7 @@ static char *text(sqlite3_stmt *st, int c)
 static void best_release(best *b)
 {
     free(b->created), free(b->command), free(b->strategy), free(b->arch), free(b->device);
-    free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key);
+    free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key);
 }
 
 static int load_best(fattn_store *s, long long study, best *b)
@@ -72,7 +73,7 @@ static int load_best(fattn_store *s, long long study, best *b)
         "SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
         "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, t.block_m, t.block_n, "
         "t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, t.swizzle, t.half2, t.pad_bytes, t.copy_colmajor, "
-        "t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic "
+        "t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key "
         "FROM studies s JOIN trials t ON t.study_id = s.id "
         "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL ORDER BY t.median_us, t.id LIMIT 1";
     sqlite3_stmt *st;
@@ -115,6 +116,7 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->p90 = sqlite3_column_double(st, 29);
     b->tflops = sqlite3_column_double(st, 30);
     b->gbps = sqlite3_column_double(st, 31);
+    b->cache_key = text(st, 33);
     b->has_smem = sqlite3_column_type(st, 32) != SQLITE_NULL;
     b->smem = sqlite3_column_int(st, 32);
     sqlite3_finalize(st);
@@ -201,9 +203,35 @@ static void write_json(const best *b, FILE *out)
             first = 0;
         }
     fprintf(out,
-            "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel_hash\": \"%s\",\n"
-            "  \"space_hash\": \"%s\"\n}\n",
-            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, b->kernel_hash, b->space_hash);
+            "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
+            "\"signature\": \"(const half *q, const half *k, const half *v, half *o, int batch, int heads, "
+            "int seqlen, float scale)\", \"grid\": [\"ceil(seqlen / BLOCK_M)\", \"heads\", \"batch\"]},\n"
+            "  \"kernel_hash\": \"%s\",\n  \"space_hash\": \"%s\",\n  \"cache_key\": ",
+            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, FATTN_KERNEL_NAME, b->kernel_hash, b->space_hash);
+    if (b->cache_key)
+        fattn_json_string(out, b->cache_key);
+    else
+        fputs("null", out);
+    fputs("\n}\n", out);
+}
+
+/* The cubin the best trial was measured with. */
+static int write_cubin(fattn_store *s, const best *b, FILE *out)
+{
+    fattn_cache_entry e;
+    int found = b->cache_key ? fattn_store_cache_get(s, b->cache_key, &e) : 0;
+    if (found < 0)
+        return FATTN_EFAIL;
+    if (!found || !e.cubin) {
+        if (found)
+            fattn_cache_entry_release(&e);
+        return fattn_error(FATTN_EFAIL, "trial %lld of study %lld: its cubin is not in the compile cache of %s",
+                           b->trial, b->study, fattn_store_path(s));
+    }
+    int rc = fwrite(e.cubin, 1, e.cubin_size, out) == e.cubin_size ? FATTN_OK
+                                                                   : fattn_error(FATTN_EFAIL, "cannot write the cubin");
+    fattn_cache_entry_release(&e);
+    return rc;
 }
 
 int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
@@ -216,10 +244,12 @@ int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
     int rc = load_best(s, study, &b);
     if (rc)
         return rc;
-    if (format == FATTN_EXPORT_JSON)
+    if (format == FATTN_EXPORT_CUBIN)
+        rc = write_cubin(s, &b, out);
+    else if (format == FATTN_EXPORT_JSON)
         write_json(&b, out);
     else
         write_header(&b, out);
     best_release(&b);
-    return FATTN_OK;
+    return rc;
 }

@@ -16,7 +16,10 @@
 
 #include "store/store.h"
 
-enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON };
+/* header: the C header; json: the same as JSON (with cache_key, threads,
+ * shared memory, grid rule); cubin: the compiled kernel the trial was
+ * measured with, from the compile cache (binary). */
+enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_CUBIN };
 
 /* Writes study `study`'s best configuration (study 0: the latest study).
  * A study with no timed trial is an error (FATTN_EFAIL) naming it. */

@@ -39,6 +39,14 @@ best=$(sql "SELECT config_key || ' ' || median_us FROM trials WHERE status = 'ok
 grep -q "^best: ${best% *}, " out.txt || fail "best in the summary"
 echo "ok: search over the fake worker: faults, hang, garbage and numerics recorded, 4 measured"
 
+# The measured kernel itself: export --format cubin gives the cached bytes.
+"$tool" export --db fattn.db --study 1 --format cubin -o best.cubin
+want=$(sql "SELECT lower(hex(c.cubin)) FROM compile_cache c JOIN trials t ON t.cache_key = c.key WHERE t.study_id = 1 AND t.status = 'ok' ORDER BY t.median_us, t.id LIMIT 1")
+[ -n "$want" ] && [ "$(od -An -v -tx1 best.cubin | tr -d ' \n')" = "$want" ] || fail "exported cubin differs from the cache"
+[ "$(head -c 4 best.cubin | od -An -tx1 | tr -d ' ')" = 7f454c46 ] || fail "cubin is not ELF"
+"$tool" export --db fattn.db --study 1 --format json | grep -q "\"cache_key\": \"${want:+[0-9a-f]}" || fail "json cache_key"
+echo "ok: export --format cubin writes the measured kernel, byte for byte"
+
 # The seeds' pad, forced past the gates: a runtime fault, recorded.
 "$tool" -q search --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-seeds-pad.json" --db fattn.db \
     --unsafe-skip-gate misaligned_cp_async --unsafe-skip-gate misaligned_ldmatrix --unsafe-skip-gate bank_conflicts \
