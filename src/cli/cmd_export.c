@@ -2,15 +2,13 @@
  * cmd_export.c - fattn-tune export: a study's best configuration as a C
  * header (default) or JSON, on stdout or into a file written atomically.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "export/export.h"
 #include "util/err.h"
+#include "util/fs.h"
 
 static const char help[] =
     "usage: fattn-tune export [--study N] [--format header|json|cubin] [-o FILE]\n"
@@ -67,41 +65,17 @@ int cmd_export(int argc, char **argv, cli_common *c)
     export_opts o = {0, FATTN_EXPORT_HEADER, NULL};
     fattn_store *s = NULL;
     int rc;
-    char *tmp = NULL;
-    FILE *out = stdout;
+    fattn_outfile out = {0};
 
     rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
+    if (o.format == FATTN_EXPORT_CUBIN && !o.output)
+        return fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
         return rc;
-    if (o.format == FATTN_EXPORT_CUBIN && !o.output) {
-        rc = fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
-        goto out;
-    }
-    if (o.output) {
-        size_t n = strlen(o.output) + 32;
-        tmp = fattn_xmalloc(n);
-        snprintf(tmp, n, "%s.tmp.%ld", o.output, (long)getpid());
-        if (!(out = fopen(tmp, "w"))) {
-            rc = fattn_error(FATTN_EFAIL, "-o %s: cannot write %s: %s", o.output, tmp, strerror(errno));
-            goto out;
-        }
-    }
-    rc = fattn_export_best(s, o.study, o.format, out);
-    if (o.output) {
-        int bad = ferror(out);
-        if (fclose(out) != 0 || bad) {
-            if (!rc)
-                rc = fattn_error(FATTN_EFAIL, "-o %s: write error", o.output);
-        }
-        if (!rc && rename(tmp, o.output) != 0)
-            rc = fattn_error(FATTN_EFAIL, "-o %s: cannot replace the file: %s", o.output, strerror(errno));
-        if (rc)
-            unlink(tmp);
-    }
-out:
-    free(tmp);
+    if (!(rc = fattn_outfile_open(&out, o.output)))
+        rc = fattn_outfile_finish(&out, fattn_export_best(s, o.study, o.format, out.f));
     fattn_store_close(&s);
     return rc;
 }

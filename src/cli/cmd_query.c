@@ -12,6 +12,7 @@
 #include "run/landscape.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/misc.h"
 
 static const char help[] =
@@ -22,7 +23,7 @@ static const char help[] =
     "       fattn-tune query trial ID                      one trial in full, compile log included\n"
     "       fattn-tune query cache [--limit N]             the compile cache\n"
     "       fattn-tune query landscape [--study N]         every trial's verdict and time, as the\n"
-    "                                                      replay evaluator reads it (-o FILE)\n"
+    "                                                      replay evaluator reads it\n"
     "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
     "\n"
     "Opens the database read-only. --study defaults to the latest study.\n"
@@ -32,12 +33,13 @@ static const char help[] =
     "  --reason R           trials rejected for this reason (a gate code such as spills)\n"
     "  --limit N            at most N rows (default 50 for trials, 10 for top, 0 = all)\n"
     "  --format FMT         table (default), csv or json\n"
+    "  -o, --output FILE    write FILE (replaced whole, only on success) instead of standard output\n"
     "  --db PATH            results database (default results/fattn.db)\n"
     "  -h, --help           this help\n";
 
 typedef struct query_opts {
     long long study;
-    const char *status, *reason, *sql;
+    const char *status, *reason, *sql, *output;
     long limit;
     int has_limit, format;
 } query_opts;
@@ -69,6 +71,8 @@ static int handle(void *ctx, int opt, const char *arg)
     case OPT_LIMIT: o->has_limit = 1; return cli_long("--limit", arg, 0, 100000000, &o->limit);
     case OPT_SQL: o->sql = arg; return FATTN_OK;
     case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
+    case 'o':
+    case OPT_OUTPUT: o->output = arg; return FATTN_OK;
     }
     return FATTN_EUSAGE;
 }
@@ -85,7 +89,7 @@ static void reason_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_null(ctx);
 }
 
-static int print_stmt(fattn_store *s, sqlite3_stmt *st, int format, int record, const char *empty)
+static int print_stmt(fattn_store *s, sqlite3_stmt *st, FILE *out, int format, int record, const char *empty)
 {
     fattn_rows rows;
     int r = fattn_rows_from_stmt(&rows, st);
@@ -94,17 +98,17 @@ static int print_stmt(fattn_store *s, sqlite3_stmt *st, int format, int record, 
         rc = fattn_store_fail(s, "query failed");
     } else if (record) {
         if (rows.nrows)
-            fattn_rows_print_record(stdout, &rows, 0, format);
+            fattn_rows_print_record(out, &rows, 0, format);
     } else {
         if (!rows.nrows && empty && format == FATTN_FMT_TABLE)
             fprintf(stderr, "%s\n", empty);
-        fattn_rows_print(stdout, &rows, format, format == FATTN_FMT_TABLE ? 100 : 0);
+        fattn_rows_print(out, &rows, format, format == FATTN_FMT_TABLE ? 100 : 0);
     }
     fattn_rows_release(&rows);
     return rc;
 }
 
-static int run_sql(fattn_store *s, const char *sql, int format)
+static int run_sql(fattn_store *s, const char *sql, FILE *out, int format)
 {
     sqlite3_stmt *st;
     const char *tail;
@@ -125,14 +129,14 @@ static int run_sql(fattn_store *s, const char *sql, int format)
         return fattn_error(FATTN_EUSAGE, "--sql: the statement would change the database; query opens it read-only "
                                          "(SELECT and read-only PRAGMAs only)");
     }
-    int rc = print_stmt(s, st, format, 0, NULL);
+    int rc = print_stmt(s, st, out, format, 0, NULL);
     sqlite3_finalize(st);
     return rc;
 }
 
 /* The landscape of a study (run/landscape.h): header from the study, one line
  * per trial. */
-static int write_landscape(fattn_store *s, long long study)
+static int write_landscape(fattn_store *s, long long study, FILE *out)
 {
     static const char head_sql[] = "SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
                                    "coalesce(timing_method, 'not timed') FROM studies WHERE id = ?1";
@@ -148,7 +152,7 @@ static int write_landscape(fattn_store *s, long long study)
     }
     fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
                          sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
-    fattn_landscape_write_header(stdout, (const char *)sqlite3_column_text(st, 0),
+    fattn_landscape_write_header(out, (const char *)sqlite3_column_text(st, 0),
                                  (const char *)sqlite3_column_text(st, 1), &shape,
                                  (const char *)sqlite3_column_text(st, 7));
     sqlite3_finalize(st);
@@ -157,14 +161,14 @@ static int write_landscape(fattn_store *s, long long study)
     sqlite3_bind_int64(st, 1, study);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        printf("%s,%s,%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
+        fprintf(out, "%s,%s,%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
         for (int c = 3; c < 6; ++c) {
             if (sqlite3_column_type(st, c) == SQLITE_NULL)
-                fputs(",", stdout);
+                fputs(",", out);
             else
-                printf(",%.17g", sqlite3_column_double(st, c));
+                fprintf(out, ",%.17g", sqlite3_column_double(st, c));
         }
-        putchar('\n');
+        fputc('\n', out);
     }
     sqlite3_finalize(st);
     return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read the trials");
@@ -180,16 +184,18 @@ int cmd_query(int argc, char **argv, cli_common *c)
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"sql", required_argument, NULL, OPT_SQL},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, OPT_OUTPUT},
         {NULL, 0, NULL, 0},
     };
     static const int what = 0, fix = 1;
     query_opts o = {.format = FATTN_FMT_TABLE};
+    fattn_outfile out = {0};
     fattn_store *s = NULL;
     sqlite3_stmt *st = NULL;
     int first, rc;
     long trial_id = 0;
 
-    rc = cli_parse(argc, argv, opts, "", c, NULL, handle, &o, help, &first);
+    rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, &first);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
     if (o.sql && first < argc)
@@ -204,7 +210,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
                && strcmp(sub, "cache") && strcmp(sub, "landscape")) {
         return fattn_error(FATTN_EUSAGE,
                            "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
-                           "trial ID or cache",
+                           "trial ID, cache or landscape",
                            sub);
     }
     if (first < argc)
@@ -217,8 +223,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
                             NULL);
     sqlite3_create_function(db, "fattn_fix", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&fix, reason_text, NULL,
                             NULL);
+    if ((rc = fattn_outfile_open(&out, o.output)))
+        goto out;
     if (o.sql) {
-        rc = run_sql(s, o.sql, o.format);
+        rc = run_sql(s, o.sql, out.f, o.format);
         goto out;
     }
     long long study = 0;
@@ -233,7 +241,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         }
     }
     if (!strcmp(sub, "landscape")) {
-        rc = write_landscape(s, study);
+        rc = write_landscape(s, study, out.f);
         goto out;
     }
     char empty[256] = "";
@@ -314,14 +322,15 @@ int cmd_query(int argc, char **argv, cli_common *c)
         } else if (!rows.nrows) {
             rc = fattn_error(FATTN_EUSAGE, "query trial %ld: no such trial in %s", trial_id, fattn_store_path(s));
         } else {
-            fattn_rows_print_record(stdout, &rows, 0, o.format);
+            fattn_rows_print_record(out.f, &rows, 0, o.format);
         }
         fattn_rows_release(&rows);
     } else {
-        rc = print_stmt(s, st, o.format, 0, c->quiet ? NULL : empty);
+        rc = print_stmt(s, st, out.f, o.format, 0, c->quiet ? NULL : empty);
     }
 out:
     sqlite3_finalize(st);
+    rc = fattn_outfile_finish(&out, rc);
     fattn_store_close(&s);
     return rc;
 }

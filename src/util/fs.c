@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/err.h"
 
@@ -74,4 +75,43 @@ int fattn_is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int fattn_outfile_open(fattn_outfile *o, const char *path)
+{
+    *o = (fattn_outfile){stdout, path, NULL};
+    if (!path)
+        return FATTN_OK;
+    size_t n = strlen(path) + 32;
+    o->tmp = fattn_xmalloc(n);
+    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    if (!(o->f = fopen(o->tmp, "w"))) {
+        int rc = fattn_error(FATTN_EFAIL, "-o %s: cannot write %s: %s", path, o->tmp, strerror(errno));
+        free(o->tmp);
+        *o = (fattn_outfile){0};
+        return rc;
+    }
+    return FATTN_OK;
+}
+
+int fattn_outfile_finish(fattn_outfile *o, int rc)
+{
+    if (!o->f)
+        return rc;
+    if (!o->tmp) {
+        if (fflush(o->f) != 0 && !rc)
+            rc = fattn_error(FATTN_EFAIL, "standard output: write error: %s", strerror(errno));
+        o->f = NULL;
+        return rc;
+    }
+    int bad = ferror(o->f);
+    if ((fclose(o->f) != 0 || bad) && !rc)
+        rc = fattn_error(FATTN_EFAIL, "-o %s: write error", o->path);
+    if (!rc && rename(o->tmp, o->path) != 0)
+        rc = fattn_error(FATTN_EFAIL, "-o %s: cannot replace the file: %s", o->path, strerror(errno));
+    if (rc)
+        unlink(o->tmp);
+    free(o->tmp);
+    *o = (fattn_outfile){0};
+    return rc;
 }

@@ -57,6 +57,8 @@ echo "ok: the seeds' pad, forced past the gates, is recorded as runtime_fault"
 
 # Replay: the landscape of study 1 gives the same verdicts and best.
 "$tool" query landscape --study 1 --db fattn.db >land.csv
+"$tool" query landscape --study 1 --db fattn.db -o land-o.csv
+cmp -s land.csv land-o.csv || fail "query -o writes what standard output gets"
 unset FATTN_WORKER_HOOK
 "$tool" search --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
     --evaluator replay:land.csv >replay.txt 2>&1 || { cat replay.txt >&2; fail "replay search"; }

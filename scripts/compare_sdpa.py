@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""compare_sdpa.py - fattn-tune's tuned kernel beside PyTorch SDPA, one harness.
+
+Loads the exact cubin fattn-tune measured (`fattn-tune export --format cubin`)
+and its launch description (`export --format json`), and times it with
+PyTorch's scaled_dot_product_attention backends (flash, efficient, cuDNN) in
+the same process, on the same inputs, the same way: a CUDA graph of R
+back-to-back calls rotating through the same input sets, replayed after
+warm-up and timed with CUDA events; per-call time = elapsed / R, launch cost
+included (nothing subtracted). Samples of the backends are interleaved
+(A B C D, A B C D, ...) so drift hits all alike. Prints medians with
+bootstrap 95% CIs, the ratios to fattn-tune with their CIs, and fattn-tune's
+own reported median for the config, which must agree with this harness's
+within 10% (exit status 1 otherwise, or when the kernel's output disagrees
+with PyTorch's math backend beyond atol = rtol = 1e-2).
+
+    fattn-tune export --format json -o best.json
+    fattn-tune export --format cubin -o best.cubin
+    python3 scripts/compare_sdpa.py --json best.json --cubin best.cubin --n 100
+
+Needs a GPU and PyTorch (the device machine has both). The kernel is
+launched through the CUDA driver API (ctypes on libcuda.so.1).
+"""
+import argparse
+import ctypes
+import json
+import math
+import sys
+
+import numpy as np
+
+ALPHA = 0.05
+BOOT = 10000
+
+
+def median_ci(x, rng, boot=BOOT):
+    """Median and its percentile-bootstrap 95% CI."""
+    x = np.asarray(x, dtype=np.float64)
+    idx = rng.integers(0, len(x), size=(boot, len(x)))
+    meds = np.median(x[idx], axis=1)
+    return float(np.median(x)), float(np.quantile(meds, ALPHA / 2)), float(np.quantile(meds, 1 - ALPHA / 2))
+
+
+def ratio_ci(num, den, rng, boot=BOOT):
+    """median(num) / median(den) and its bootstrap 95% CI (independent resamples)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    a = np.median(num[rng.integers(0, len(num), size=(boot, len(num)))], axis=1)
+    b = np.median(den[rng.integers(0, len(den), size=(boot, len(den)))], axis=1)
+    r = a / b
+    return (float(np.median(num) / np.median(den)), float(np.quantile(r, ALPHA / 2)),
+            float(np.quantile(r, 1 - ALPHA / 2)))
+
+
+def timing_sets(elems, l2_bytes):
+    """fattn-tune's rule (src/cli/gpu_setup.c): enough Q, K, V sets to exceed
+    twice the L2 cache, 2 to 16."""
+    n = int(2 * l2_bytes / (elems * 2 * 3)) + 1
+    return max(2, min(16, n))
+
+
+class Driver:
+    """The few driver API calls needed to launch a cubin, resolved like
+    fattn-tune resolves them (cuGetProcAddress_v2)."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        gp = self.lib.cuGetProcAddress_v2
+        gp.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_uint64,
+                       ctypes.POINTER(ctypes.c_int)]
+        self._gp = gp
+        self.cuModuleLoadData = self._fn("cuModuleLoadData", [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p])
+        self.cuModuleGetFunction = self._fn("cuModuleGetFunction",
+                                            [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p])
+        self.cuFuncSetAttribute = self._fn("cuFuncSetAttribute", [ctypes.c_void_p, ctypes.c_int, ctypes.c_int])
+        self.cuLaunchKernel = self._fn("cuLaunchKernel", [ctypes.c_void_p] + [ctypes.c_uint] * 6 + [
+            ctypes.c_uint, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p])
+        self.cuGetErrorName = self._fn("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])
+
+    def _fn(self, name, argtypes):
+        p = ctypes.c_void_p()
+        st = ctypes.c_int()
+        r = self._gp(name.encode(), ctypes.byref(p), 13000, 0, ctypes.byref(st))
+        if r != 0 or not p.value:
+            raise RuntimeError(f"the CUDA driver lacks {name} (error {r})")
+        return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(p.value)
+
+    def check(self, r, what):
+        if r != 0:
+            s = ctypes.c_char_p()
+            self.cuGetErrorName(r, ctypes.byref(s))
+            raise RuntimeError(f"{what}: {s.value.decode() if s.value else r}")
+
+
+class FattnKernel:
+    def __init__(self, drv, cubin, desc):
+        self.drv = drv
+        self.mod = ctypes.c_void_p()
+        self.fn = ctypes.c_void_p()
+        drv.check(drv.cuModuleLoadData(ctypes.byref(self.mod), cubin), "cuModuleLoadData")
+        entry = desc.get("kernel", {}).get("entry", "fattn_fwd")
+        drv.check(drv.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, entry.encode()), "cuModuleGetFunction")
+        self.smem = int(desc["smem_bytes"])
+        self.threads = int(desc["threads"])
+        self.block_m = int(desc["config"]["BLOCK_M"])
+        if self.smem > 48 * 1024:
+            # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            drv.check(drv.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute")
+
+    def __call__(self, q, k, v, o, stream):
+        b, h, s, d = q.shape
+        args = [ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k.data_ptr()), ctypes.c_void_p(v.data_ptr()),
+                ctypes.c_void_p(o.data_ptr()), ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
+                ctypes.c_float(1.0 / math.sqrt(d))]
+        params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        grid = (s + self.block_m - 1) // self.block_m
+        self.drv.check(self.drv.cuLaunchKernel(self.fn, grid, h, b, self.threads, 1, 1, self.smem,
+                                               ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", required=True, help="fattn-tune export --format json of the config")
+    ap.add_argument("--cubin", required=True, help="fattn-tune export --format cubin of the same study")
+    ap.add_argument("--n", type=int, default=100, help="timed graph replays per backend (default 100)")
+    ap.add_argument("--reps", type=int, default=20, help="calls per CUDA graph (default 20)")
+    ap.add_argument("--warmup", type=int, default=5, help="graph replays before sampling (default 5)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--tolerance", type=float, default=0.10,
+                    help="largest relative gap between this harness's and fattn-tune's median (default 0.10)")
+    ap.add_argument("--markdown", help="append the table to this markdown file")
+    ap.add_argument("--samples-csv", help="append every sample (shape,backend,idx,us) to this CSV")
+    a = ap.parse_args()
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    desc = json.load(open(a.json))
+    cubin = open(a.cubin, "rb").read()
+    sh = desc["shape"]
+    B, H, S, D, causal = sh["batch"], sh["heads"], sh["seqlen"], sh["head_dim"], bool(sh["causal"])
+    reported = float(desc["metric"]["median_us"])
+    if not torch.cuda.is_available():
+        sys.exit("compare_sdpa.py: no GPU visible to PyTorch")
+    dev = torch.device("cuda")
+    torch.cuda.init()
+    props = torch.cuda.get_device_properties(dev)
+    l2 = getattr(props, "L2_cache_size", 50 << 20)
+    nsets = timing_sets(B * H * S * D, l2)
+    gen = torch.Generator(device=dev).manual_seed(a.seed)
+    sets = [tuple(torch.randn(B, H, S, D, device=dev, dtype=torch.float16, generator=gen) for _ in range(3))
+            for _ in range(nsets)]
+    out = torch.empty(B, H, S, D, device=dev, dtype=torch.float16)
+
+    drv = Driver()
+    torch.zeros(1, device=dev)  # the runtime's primary context is current on this thread from here
+    kern = FattnKernel(drv, cubin, desc)
+
+    def fattn(i):
+        q, k, v = sets[i % nsets]
+        kern(q, k, v, out, torch.cuda.current_stream().cuda_stream)
+
+    def sdpa(backend):
+        def call(i):
+            q, k, v = sets[i % nsets]
+            with sdpa_kernel([backend]):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return call
+
+    backends = [("fattn-tune", fattn), ("torch flash", sdpa(SDPBackend.FLASH_ATTENTION)),
+                ("torch efficient", sdpa(SDPBackend.EFFICIENT_ATTENTION)),
+                ("torch cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))]
+
+    # Numerics of the loaded kernel against PyTorch's math backend in fp32.
+    q, k, v = sets[0]
+    fattn(0)
+    torch.cuda.synchronize()
+    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    err = (out.float() - ref).abs()
+    bad = int((err > 1e-2 + 1e-2 * ref.abs()).sum().item()) + int((~torch.isfinite(out)).sum().item())
+    max_err = float(err.max().item())
+
+    graphs, skipped = [], []
+    for name, fn in backends:
+        try:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for i in range(3):
+                    fn(i)
+            torch.cuda.current_stream().wait_stream(s)
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for i in range(a.reps):
+                    fn(i)
+            for _ in range(a.warmup):
+                g.replay()
+            torch.cuda.synchronize()
+            graphs.append((name, g))
+        except Exception as e:  # a backend that does not support the shape
+            skipped.append((name, str(e).splitlines()[0][:120]))
+            torch.cuda.synchronize()
+
+    samples = {name: [] for name, _ in graphs}
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(a.n):
+        order = graphs[i % len(graphs):] + graphs[:i % len(graphs)]
+        for name, g in order:
+            start.record()
+            g.replay()
+            end.record()
+            end.synchronize()
+            samples[name].append(start.elapsed_time(end) * 1000.0 / a.reps)
+
+    rng = np.random.default_rng(a.seed)
+    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    shape = f"{B},{H},{S},{D}{' causal' if causal else ''}"
+    base = samples.get("fattn-tune")
+    rows = []
+    for name, _ in graphs:
+        m, lo, hi = median_ci(samples[name], rng)
+        if base and name != "fattn-tune":
+            r, rlo, rhi = ratio_ci(samples[name], base, rng)
+            ratio = f"{r:.3f} [{rlo:.3f}, {rhi:.3f}]"
+        else:
+            ratio = "1"
+        rows.append((name, m, lo, hi, float(np.percentile(samples[name], 90)), flops / m / 1e6, ratio))
+
+    lines = [f"### {shape}: {desc['config_key']} ({props.name}, torch {torch.__version__}, "
+             f"{a.n} samples x {a.reps} calls per graph, {nsets} input sets)", "",
+             "| backend | median us | 95% CI | p90 us | TFLOP/s | time / fattn-tune time [95% CI] |",
+             "|---|---|---|---|---|---|"]
+    for name, m, lo, hi, p90, tf, ratio in rows:
+        lines.append(f"| {name} | {m:.3f} | [{lo:.3f}, {hi:.3f}] | {p90:.3f} | {tf:.1f} | {ratio} |")
+    for name, why in skipped:
+        lines.append(f"| {name} | n/a | | | | not run: {why} |")
+    agree = base is not None and abs(np.median(base) / reported - 1.0) <= a.tolerance
+    lines.append("")
+    if base is not None:
+        lines.append(f"fattn-tune's own median for this config: {reported:.3f} us; this harness: "
+                     f"{np.median(base):.3f} us ({(np.median(base) / reported - 1) * 100:+.1f}%): "
+                     f"{'agree within' if agree else 'DISAGREE beyond'} {a.tolerance * 100:.0f}%.")
+    lines.append(f"Numerics of the loaded kernel vs torch math (fp32): max |o - r| = {max_err:.3g}, "
+                 f"{bad} elements outside 1e-2 + 1e-2 |r|.")
+    lines.append("")
+    text = "\n".join(lines)
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "a") as f:
+            f.write(text + "\n")
+    if a.samples_csv:
+        with open(a.samples_csv, "a") as f:
+            for name, xs in samples.items():
+                for i, x in enumerate(xs):
+                    f.write(f"{shape},{name},{i},{x:.4f}\n")
+    if base is None or not agree or bad:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

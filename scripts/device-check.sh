@@ -1,0 +1,389 @@
+#!/usr/bin/env bash
+# device-check.sh - the GPU engine's acceptance run on the device machine.
+# Build here first (scripts/device-build.sh), then through the device tool,
+# from the repository root with the build folder carried:
+#
+#   run(command="scripts/device-check.sh env tests small", carry=["build-device"])
+#   run(command="scripts/device-check.sh large", carry=["build-device"])
+#   run(command="scripts/device-check.sh large-causal numerics", carry=["build-device"])
+#   run(command="scripts/device-check.sh sanitizer compare", carry=["build-device"])
+#
+# Stages (each well inside one 10-minute command; all together about 25
+# device-minutes on an H100):
+#   env           GPU, driver, toolkit, cuDNN and PyTorch versions
+#   tests         the GPU test programs (reference vs fp64 CPU, fill vs host,
+#                 the engine across S in {500,512,1000,2048}, D in {64,128},
+#                 causal and not, cuDNN), then the seeds' 2-byte pad forced
+#                 past the gates: runtime_fault, and the search goes on
+#   small         exhaustive searches of the default space on 2,8,512,64,
+#                 non-causal and causal; kill -9 of a search mid-run
+#   large         exhaustive search on 4,16,2048,128, non-causal
+#   large-causal  the same, causal
+#   numerics      each study's best config on S in {500,512,1000,2048}
+#   sanitizer     compute-sanitizer memcheck and racecheck on each study's
+#                 best three configs
+#   compare       scripts/compare_sdpa.py: each study's best config beside
+#                 PyTorch SDPA's flash, efficient and cuDNN backends
+#   all           every stage in order (longer than one device command)
+#
+# Each stage appends its section to $OUT/report.md and its commands' output
+# to $OUT/check.log; searches leave their landscapes in $OUT (commit them
+# under tests/data/ as landscape-GPU-B-H-S-D[-causal].csv; later stages read
+# the best configurations from the database if this machine ran the search,
+# else from those files). Concatenate the calls' report.md files, in order,
+# into docs/device-check.md. Exit status: 0 when every check of the stages
+# run holds, 1 otherwise.
+#
+# Without a GPU, FATTN_WORKER_HOOK=fake runs the same plumbing on the fake
+# engine (the GPU test programs, sanitizer and compare then skip);
+# FATTN_CHECK_FILTER=EXPR narrows the searched space, FATTN_BUILD=DIR names
+# the build, FATTN_CHECK_WORK=DIR the folder of its databases (default
+# results/). That dry run, not an acceptance run, is tests/scripts/device-dry.sh.
+# shellcheck disable=SC2046 # $(causal_flag ...) and $(timing_for ...) expand to zero or more words
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+build=${FATTN_BUILD:-build-device}
+case $build in /*) ;; *) build=$root/$build ;; esac
+tool=$build/fattn-tune
+OUT=${OUT:-$root/device-out}
+work=${FATTN_CHECK_WORK:-$root/results} # the databases
+mkdir -p "$OUT" "$work"
+report=$OUT/report.md
+log=$OUT/check.log
+db=$work/device.db
+space=$root/search/space.json
+filter=${FATTN_CHECK_FILTER:-}
+export FATTN_KERNEL_DIR=$root/kernels
+export PYTHONUNBUFFERED=1
+failed=0
+# The GPU's arch (sm_90 on the H100 and H200); the fake engine pretends sm_90.
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+arch=sm_${cap/./}
+[ -n "$cap" ] || arch=sm_90
+
+[ -x "$tool" ] || { echo "device-check.sh: $tool not built: run scripts/device-build.sh and carry build-device" >&2; exit 1; }
+
+say() { printf '%s\n' "$*" >>"$report"; }
+note() { printf '\n== %s\n' "$*" >>"$log"; printf '%s\n' "$*" >&2; }
+bad() { say "- **FAIL**: $*"; echo "device-check.sh: FAIL: $*" >&2; failed=1; }
+ok() { say "- ok: $*"; }
+# run CMD...: the command's output goes to the log; its exit status is returned.
+run() { note "\$ $*"; "$@" >>"$log" 2>&1; }
+sql() { "$tool" -q query --db "$1" --format csv --sql "$2" | tail -n +2 | sed 's/^"\(.*\)"$/\1/'; }
+# A markdown table from query's CSV output (no quoted commas in our columns).
+md_table() {
+    awk -F, 'NR == 1 { h = "|"; s = "|"; for (i = 1; i <= NF; i++) { h = h " " $i " |"; s = s "---|" }
+                       print h; print s; next }
+             { r = "|"; for (i = 1; i <= NF; i++) r = r " " $i " |"; print r }'
+}
+gpu_slug() {
+    local name
+    name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    case "$name" in
+    *H200*) echo h200 ;; *H100*) echo h100 ;; "") echo fake ;;
+    *) echo "$name" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-' ;;
+    esac
+}
+shape_tag() { echo "${1//,/-}$([ "$2" = 1 ] && echo -causal)"; } # 2,8,512,64 1 -> 2-8-512-64-causal
+key_filter() {                                                   # bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 -> NAME=VALUE,...
+    echo "$1" | sed -E 's/^bm([0-9]+)-bn([0-9]+)-bk([0-9]+)-w([0-9]+)-s([0-9]+)-u([0-9]+)-cp([0-9]+)-sw([0-9]+)-h([0-9]+)$/BLOCK_M=\1,BLOCK_N=\2,BLOCK_K=\3,NUM_WARPS=\4,STAGES=\5,UNROLL=\6,CP_ASYNC=\7,SWIZZLE=\8,HALF2=\9/'
+}
+causal_flag() { [ "$1" = 1 ] && echo --causal; }
+
+# The studies the acceptance names: shape, causal, timing options. The large
+# shape runs ~1 ms per launch, so it is timed with fewer launches per sample.
+studies=("2,8,512,64 0" "2,8,512,64 1" "4,16,2048,128 0" "4,16,2048,128 1")
+timing_for() { case $1 in 4,16,2048,128) echo "--reps 5 --samples 10 --warmup 2" ;; *) echo "--samples 15" ;; esac; }
+
+# The landscape of a study: from this machine's database, else the
+# committed file. Prints its path, or nothing.
+landscape_of() {
+    local shape=$1 causal=$2 tag f id
+    tag=$(shape_tag "$shape" "$causal")
+    f=$OUT/landscape-$(gpu_slug)-$tag.csv
+    [ -f "$f" ] && { echo "$f"; return; }
+    if [ -f "$db" ]; then
+        IFS=, read -r B H S D <<<"$shape"
+        id=$(sql "$db" "SELECT max(id) FROM studies WHERE command = 'search' AND evaluator = 'gpu' AND status = 'done' AND batch = $B AND heads = $H AND seqlen = $S AND head_dim = $D AND causal = $causal AND space_path LIKE '%search/space.json'" 2>/dev/null)
+        if [ -n "$id" ]; then
+            "$tool" query landscape --db "$db" --study "$id" -o "$OUT/landscape-$tag.tmp" >/dev/null 2>&1 &&
+                { echo "$OUT/landscape-$tag.tmp"; return; }
+        fi
+    fi
+    for f in "$root"/tests/data/landscape-*-"$tag".csv; do [ -f "$f" ] && { echo "$f"; return; }; done
+}
+best_of() { # LANDSCAPE N: the N fastest measured keys
+    grep -v '^#' "$1" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | head -"$2" | cut -d, -f1
+}
+
+stage_env() {
+    say "## Environment"
+    say ""
+    say '```'
+    {
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+        echo "fattn-tune: $("$tool" --version 2>&1)"
+        echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
+        echo "cudnn: $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.9* 2>/dev/null | tail -1)"
+        python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1
+        echo "compute-sanitizer: $(compute-sanitizer --version 2>/dev/null | tail -1)"
+        "$build/tests/test_gpu" 2>&1 | tail -3
+    } >>"$report"
+    say '```'
+    say ""
+}
+
+stage_tests() {
+    say "## GPU tests"
+    say ""
+    say "| test | exit | seconds |"
+    say "|---|---|---|"
+    local t rc t0
+    for t in test_gpu test_gpu_reference test_cudnn "test_gpu_engine $tool"; do
+        t0=$(date +%s)
+        # shellcheck disable=SC2086
+        run "$build/tests/"$t
+        rc=$?
+        if [ $rc = 77 ] && [ -n "${FATTN_WORKER_HOOK:-}" ]; then
+            say "| ${t%% *} | 77: skipped, no GPU (dry run) | $(($(date +%s) - t0)) |"
+            continue
+        fi
+        say "| ${t%% *} | $rc | $(($(date +%s) - t0)) |"
+        [ $rc = 0 ] || bad "${t%% *} exited $rc"
+    done
+    say ""
+    local fdb=$work/device-fault.db
+    rm -f "$fdb"*
+    say "### A faulting configuration, forced past the gates"
+    say ""
+    run "$tool" search --arch "$arch" --shape 2,8,512,64 --space "$root/tests/data/space-fault.json" --db "$fdb" \
+        --unsafe-skip-gate misaligned_cp_async --unsafe-skip-gate misaligned_ldmatrix \
+        --unsafe-skip-gate bank_conflicts --max-spill-bytes 100000 --min-occupancy 0 --samples 5 -q ||
+        bad "the fault search exited non-zero"
+    say '```'
+    "$tool" query trials --db "$fdb" --study 1 >>"$report" 2>&1
+    say '```'
+    local faults after
+    faults=$(sql "$fdb" "SELECT count(*) FROM trials WHERE config_key LIKE '%-pad2' AND reason = 'runtime_fault' AND detail LIKE '%MISALIGNED%'")
+    after=$(sql "$fdb" "SELECT count(*) FROM trials WHERE status = 'ok' AND seq > (SELECT min(seq) FROM trials WHERE reason = 'runtime_fault')")
+    if [ "${faults:-0}" = 2 ] && [ "${after:-0}" -ge 1 ]; then
+        ok "both 2-byte-pad configurations recorded as runtime_fault (CUDA_ERROR_MISALIGNED_ADDRESS); $after measured after the first fault"
+    else
+        bad "pad faults recorded: ${faults:-0} of 2; measured after a fault: ${after:-0}"
+    fi
+    say ""
+}
+
+search_one() { # SHAPE CAUSAL
+    local shape=$1 causal=$2 tag t0 id land
+    tag=$(shape_tag "$shape" "$causal")
+    say "## Exhaustive search: $shape $([ "$causal" = 1 ] && echo causal || echo non-causal)"
+    say ""
+    t0=$(date +%s)
+    run "$tool" search --arch "$arch" --strategy exhaustive --shape "$shape" $(causal_flag "$causal") --space "$space" \
+        ${filter:+--filter "$filter"} --db "$db" $(timing_for "$shape") -q
+    local rc=$?
+    id=$(sql "$db" "SELECT max(id) FROM studies WHERE command = 'search'")
+    [ $rc = 0 ] || bad "search exited $rc"
+    say "study $id, $(($(date +%s) - t0)) s wall; $(sql "$db" "SELECT device FROM studies WHERE id = $id")"
+    say ""
+    sql "$db" "SELECT timing_method FROM studies WHERE id = $id" | sed 's/^/timing: /' >>"$report"
+    say ""
+    "$tool" -q query --db "$db" --format csv --sql "SELECT status, coalesce(reason, '') AS reason, count(*) AS trials FROM trials WHERE study_id = $id GROUP BY 1, 2 ORDER BY 1, 3 DESC" | md_table >>"$report"
+    say ""
+    local total left considered
+    total=$(sql "$db" "SELECT count(*) FROM trials WHERE study_id = $id")
+    left=$(sql "$db" "SELECT count(*) FROM trials WHERE study_id = $id AND status NOT IN ('ok', 'rejected')")
+    considered=$("$tool" -q space --count --space "$space" ${filter:+--filter "$filter"} 2>/dev/null)
+    if [ "$total" = "$considered" ] && [ "$left" = 0 ]; then
+        ok "all $total configurations measured (ok) or rejected with a reason"
+    else
+        bad "$total trials of $considered configurations, $left neither measured nor rejected (see the table)"
+    fi
+    say ""
+    say "Fastest five:"
+    say ""
+    "$tool" -q query --db "$db" --format csv --sql "SELECT config_key, round(median_us, 3) AS median_us, round(p10_us, 3) AS p10_us, round(p90_us, 3) AS p90_us, round(tflops, 1) AS tflops, round(gbps, 1) AS gbps, registers, smem_dynamic AS smem, printf('%.2g', max_abs_err) AS max_abs_err FROM trials WHERE study_id = $id AND status = 'ok' ORDER BY median_us LIMIT 5" | md_table >>"$report"
+    say ""
+    land=$OUT/landscape-$(gpu_slug)-$tag.csv
+    if "$tool" query landscape --db "$db" --study "$id" -o "$land" >>"$log" 2>&1; then
+        ok "landscape written: $(basename "$land") ($(grep -vc '^#' "$land") lines)"
+    else
+        bad "landscape export failed"
+    fi
+    say ""
+}
+
+kill_check() {
+    say "## kill -9 mid-search"
+    say ""
+    local kdb=$work/device-kill.db pid n seen after
+    rm -f "$kdb"*
+    cp "$db" "$kdb" 2>/dev/null || true # the compile cache: the killed search reaches the GPU at once
+    "$tool" search --arch "$arch" --strategy random --trials 400 --shape 2,8,512,64 --space "$space" \
+        --db "$kdb" --samples 15 -q >>"$log" 2>&1 &
+    pid=$!
+    local study0
+    study0=$(sql "$kdb" "SELECT coalesce(max(id), 0) FROM studies" 2>/dev/null)
+    for _ in $(seq 600); do
+        n=$(sql "$kdb" "SELECT count(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.id > ${study0:-0} AND t.run_ms IS NOT NULL" 2>/dev/null)
+        [ "${n:-0}" -ge 20 ] && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.2
+    done
+    seen=$(sql "$kdb" "SELECT count(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.id > ${study0:-0}")
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    after=$(sql "$kdb" "SELECT count(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.id > ${study0:-0}")
+    local integ status partial
+    integ=$(sql "$kdb" "PRAGMA integrity_check")
+    status=$(sql "$kdb" "SELECT status FROM studies WHERE id > ${study0:-0} ORDER BY id DESC LIMIT 1")
+    partial=$(sql "$kdb" "SELECT count(*) FROM trials WHERE study_id > ${study0:-0} AND status = 'ok' AND (SELECT count(*) FROM samples WHERE trial_id = trials.id) != 15")
+    if [ "$integ" = ok ] && [ "$status" = running ] && [ "${after:-0}" -ge "${seen:-1}" ] && [ "${n:-0}" -ge 20 ] &&
+        [ "$partial" = 0 ] && "$tool" query trials --db "$kdb" --limit 0 >/dev/null 2>&1; then
+        ok "killed after $n trials had run on the GPU: $seen trials (static rejections included) seen before, $after after, integrity ok, study 'running', every measured trial has its 15 samples, query reads it"
+    else
+        bad "kill -9: integrity '$integ', study '$status', $seen trials before, $after after, $n run, $partial measured trials missing samples"
+    fi
+    say ""
+}
+
+stage_numerics() {
+    say "## The best configurations across sequence lengths"
+    say ""
+    say "Each study's best configuration, benchmarked (numerics gate atol = rtol = 1e-2 against the reference"
+    say "kernel on fresh seeded inputs, then timed) at B=2, H=8."
+    say ""
+    say "| study | config | S | causal | status | max abs err | median us |"
+    say "|---|---|---|---|---|---|---|"
+    local st shape causal land key S D json status err med
+    for st in "${studies[@]}"; do
+        read -r shape causal <<<"$st"
+        land=$(landscape_of "$shape" "$causal")
+        [ -n "$land" ] || { bad "no landscape for $shape causal=$causal: run its search stage first"; continue; }
+        key=$(best_of "$land" 1)
+        [ -n "$key" ] || { bad "nothing measured in $land"; continue; }
+        D=${shape##*,}
+        for S in 500 512 1000 2048; do
+            json=$("$tool" bench "$key" --arch "$arch" --shape "2,8,$S,$D" $(causal_flag "$causal") --samples 5 --format json 2>>"$log")
+            printf '%s\n' "$json" >>"$log"
+            status=$(printf '%s' "$json" | sed -n 's/.*"status": *"\([a-z_]*\)".*/\1/p' | head -1)
+            err=$(printf '%s' "$json" | sed -n 's/.*"max_abs_err": *"\{0,1\}\([0-9.eE+-]*\).*/\1/p' | head -1)
+            med=$(printf '%s' "$json" | sed -n 's/.*"median_us": *"\{0,1\}\([0-9.eE+-]*\).*/\1/p' | head -1)
+            say "| $shape | $key | $S | $causal | ${status:-?} | ${err:--} | ${med:--} |"
+            [ "$status" = ok ] || bad "$key at 2,8,$S,$D causal=$causal: ${status:-no result}"
+        done
+    done
+    say ""
+}
+
+stage_sanitizer() {
+    say "## compute-sanitizer on the best three of each study"
+    say ""
+    if ! command -v compute-sanitizer >/dev/null || [ -n "${FATTN_WORKER_HOOK:-}" ]; then
+        say "skipped: no compute-sanitizer or no GPU (fake engine)"
+        say ""
+        return
+    fi
+    say "One launch per sample on B=1, H=2 at the study's S and D (the kernel's code path per block is the"
+    say "same), the worker launched with the exact dynamic shared memory the compiled kernel declares."
+    say ""
+    say "| study | config | dynamic smem B | memcheck | racecheck |"
+    say "|---|---|---|---|---|"
+    local st shape causal land key S D smem tool_ res row rc
+    for st in "${studies[@]}"; do
+        read -r shape causal <<<"$st"
+        land=$(landscape_of "$shape" "$causal")
+        [ -n "$land" ] || { bad "no landscape for $shape causal=$causal"; continue; }
+        IFS=, read -r _ _ S D <<<"$shape"
+        for key in $(best_of "$land" 3); do
+            smem=$("$tool" gates --explain "$key" --arch "$arch" --shape "1,2,$S,$D" $(causal_flag "$causal") 2>/dev/null |
+                awk '/^smem_mismatch/ { for (i = 1; i <= NF; i++) if ($i == "compiled") print $(i + 1) }')
+            row="| $shape$([ "$causal" = 1 ] && echo ' causal') | $key | ${smem:-?} |"
+            for tool_ in memcheck racecheck; do
+                note "compute-sanitizer --tool $tool_ $key"
+                timeout 240 compute-sanitizer --tool "$tool_" --target-processes all --error-exitcode 99 \
+                    "$tool" bench "$key" --arch "$arch" --shape "1,2,$S,$D" $(causal_flag "$causal") --samples 1 --reps 1 \
+                    --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
+                rc=$?
+                cat "$OUT/san.tmp" >>"$log"
+                res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')
+                if [ $rc = 0 ] && grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$OUT/san.tmp"; then
+                    row="$row clean ($res) |"
+                else
+                    row="$row **exit $rc** ($res) |"
+                    bad "$tool_ on $key ($shape causal=$causal): exit $rc, $res"
+                fi
+            done
+            say "$row"
+        done
+    done
+    rm -f "$OUT/san.tmp"
+    say ""
+}
+
+stage_compare() {
+    say "## fattn-tune beside PyTorch SDPA (scripts/compare_sdpa.py)"
+    say ""
+    if [ -n "${FATTN_WORKER_HOOK:-}" ] || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        say "skipped: no PyTorch with CUDA, or no GPU (fake engine)"
+        say ""
+        return
+    fi
+    local cdb=$work/device-compare.db st shape causal land key id tag
+    rm -f "$cdb"*
+    for st in "${studies[@]}"; do
+        read -r shape causal <<<"$st"
+        land=$(landscape_of "$shape" "$causal")
+        [ -n "$land" ] || { bad "no landscape for $shape causal=$causal"; continue; }
+        key=$(best_of "$land" 1)
+        tag=$(shape_tag "$shape" "$causal")
+        # fattn-tune's own measurement of the config, in this command, then its exact cubin.
+        run "$tool" search --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$space" --filter "$(key_filter "$key")" \
+            --db "$cdb" -q || { bad "search of $key on $shape"; continue; }
+        id=$(sql "$cdb" "SELECT max(id) FROM studies")
+        run "$tool" export --db "$cdb" --study "$id" --format json -o "$OUT/best-$tag.json" &&
+            run "$tool" export --db "$cdb" --study "$id" --format cubin -o "$OUT/best-$tag.cubin" ||
+            { bad "export of $key on $shape"; continue; }
+        run python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-$tag.json" --cubin "$OUT/best-$tag.cubin" \
+            --n 100 --markdown "$report" --samples-csv "$OUT/compare-samples.csv" ||
+            bad "compare_sdpa.py on $key ($shape causal=$causal) failed or disagreed with fattn-tune by more than 10%"
+        rm -f "$OUT/best-$tag.json" "$OUT/best-$tag.cubin"
+    done
+    say ""
+}
+
+stage() {
+    case $1 in
+    env) stage_env ;;
+    tests) stage_tests ;;
+    small) search_one 2,8,512,64 0; search_one 2,8,512,64 1; kill_check ;;
+    large) search_one 4,16,2048,128 0 ;;
+    large-causal) search_one 4,16,2048,128 1 ;;
+    numerics) stage_numerics ;;
+    sanitizer) stage_sanitizer ;;
+    compare) stage_compare ;;
+    all) for s in env tests small large large-causal numerics sanitizer compare; do stage $s; done ;;
+    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, all)" >&2; exit 2 ;;
+    esac
+}
+
+[ $# -gt 0 ] || { sed -n '2,41p' "$0"; exit 2; }
+for s in "$@"; do
+    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | all) ;; *) stage "$s" ;; esac
+done
+for s in "$@"; do
+    t0=$(date +%s)
+    stage "$s"
+    echo "device-check.sh: stage $s done in $(($(date +%s) - t0)) s" >&2
+done
+rm -f "$OUT"/landscape-*.tmp
+if [ $failed = 0 ]; then
+    say "**Stages $*: every check held.**"
+else
+    say "**Stages $*: some checks FAILED (see above and check.log).**"
+fi
+say ""
+exit $failed
