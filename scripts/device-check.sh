@@ -158,7 +158,7 @@ stage_tests() {
     rm -f "$fdb"*
     say "### A faulting configuration, forced past the gates"
     say ""
-    run "$tool" search --arch "$arch" --shape 2,8,512,64 --space "$root/tests/data/space-fault.json" --db "$fdb" \
+    run "$tool" search --strategy exhaustive --arch "$arch" --shape 2,8,512,64 --space "$root/tests/data/space-fault.json" --db "$fdb" \
         --unsafe-skip-gate misaligned_cp_async --unsafe-skip-gate misaligned_ldmatrix \
         --unsafe-skip-gate bank_conflicts --max-spill-bytes 100000 --min-occupancy 0 --samples 5 -q ||
         bad "the fault search exited non-zero"
@@ -341,7 +341,7 @@ stage_compare() {
         key=$(best_of "$land" 1)
         tag=$(shape_tag "$shape" "$causal")
         # fattn-tune's own measurement of the config, in this command, then its exact cubin.
-        run "$tool" search --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$space" --filter "$(key_filter "$key")" \
+        run "$tool" search --strategy exhaustive --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$space" --filter "$(key_filter "$key")" \
             --db "$cdb" -q || { bad "search of $key on $shape"; continue; }
         id=$(sql "$cdb" "SELECT max(id) FROM studies")
         run "$tool" export --db "$cdb" --study "$id" --format json -o "$OUT/best-$tag.json" &&

@@ -9,6 +9,7 @@
 typedef struct exhaustive {
     fattn_strategy base;
     size_t n, next;
+    unsigned char *done; /* observed (a resumed study's trials) */
 } exhaustive;
 
 static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t seed)
@@ -17,22 +18,27 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     exhaustive *e = fattn_xcalloc(1, sizeof *e);
     e->base.ops = &fattn_strategy_exhaustive;
     e->n = n;
+    e->done = fattn_xcalloc(n ? n : 1, 1);
     return &e->base;
 }
 
 static long next(fattn_strategy *s)
 {
     exhaustive *e = (exhaustive *)s;
+    while (e->next < e->n && e->done[e->next])
+        ++e->next;
     return e->next < e->n ? (long)e->next++ : -1;
 }
 
 static void observe(fattn_strategy *s, size_t i, int ok, double median_us)
 {
-    (void)s, (void)i, (void)ok, (void)median_us;
+    (void)ok, (void)median_us;
+    ((exhaustive *)s)->done[i] = 1;
 }
 
 static void destroy(fattn_strategy *s)
 {
+    free(((exhaustive *)s)->done);
     free(s);
 }
 

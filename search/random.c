@@ -11,6 +11,7 @@ typedef struct random_order {
     fattn_strategy base;
     size_t n, next;
     size_t *order;
+    unsigned char *done; /* observed (a resumed study's trials) */
 } random_order;
 
 static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t seed)
@@ -21,6 +22,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     r->base.ops = &fattn_strategy_random;
     r->n = n;
     r->order = fattn_xcalloc(n ? n : 1, sizeof *r->order);
+    r->done = fattn_xcalloc(n ? n : 1, 1);
     for (size_t i = 0; i < n; ++i)
         r->order[i] = i;
     fattn_rng_seed(&rng, seed);
@@ -35,18 +37,22 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
 static long next(fattn_strategy *s)
 {
     random_order *r = (random_order *)s;
+    while (r->next < r->n && r->done[r->order[r->next]])
+        ++r->next;
     return r->next < r->n ? (long)r->order[r->next++] : -1;
 }
 
 static void observe(fattn_strategy *s, size_t i, int ok, double median_us)
 {
-    (void)s, (void)i, (void)ok, (void)median_us;
+    (void)ok, (void)median_us;
+    ((random_order *)s)->done[i] = 1;
 }
 
 static void destroy(fattn_strategy *s)
 {
     random_order *r = (random_order *)s;
     free(r->order);
+    free(r->done);
     free(r);
 }
 

@@ -5,7 +5,9 @@
  * configurations given), proposes the next one to evaluate, and is told the
  * outcome of each: a time for the measured ones, a failure for the others
  * (rejected after compiling, faulted, wrong). It never proposes a candidate
- * twice. Strategies are plug-ins: a file and an entry in fattn_strategies[].
+ * twice. A resumed search first tells it the outcomes the database holds:
+ * observe() of a candidate never proposed marks it done, never to be
+ * proposed. Strategies are plug-ins: a file and an entry in fattn_strategies[].
  */
 #ifndef FATTN_SEARCH_STRATEGY_H
 #define FATTN_SEARCH_STRATEGY_H
@@ -17,12 +19,16 @@
 
 typedef struct fattn_strategy fattn_strategy;
 
+#define FATTN_STRATEGY_WAIT (-2L)
+
 typedef struct fattn_strategy_ops {
     const char *name;
     const char *summary;
     /* A strategy over n candidates, seeded. */
     fattn_strategy *(*create)(const fattn_config *candidates, size_t n, uint64_t seed);
-    /* The next candidate, or -1 when there is none left. */
+    /* The next candidate, -1 when there is none left, or FATTN_STRATEGY_WAIT
+     * when it needs outcomes of candidates it proposed before going on (never
+     * while none is outstanding). */
     long (*next)(fattn_strategy *s);
     /* The outcome of candidate i: ok with its median time, or a failure. */
     void (*observe)(fattn_strategy *s, size_t i, int ok, double median_us);
@@ -36,14 +42,17 @@ struct fattn_strategy {
 /* Each strategy (one file each). */
 extern const fattn_strategy_ops fattn_strategy_exhaustive;
 extern const fattn_strategy_ops fattn_strategy_random;
+extern const fattn_strategy_ops fattn_strategy_lhs;
+extern const fattn_strategy_ops fattn_strategy_tpe;
+extern const fattn_strategy_ops fattn_strategy_anneal;
 
-/* The strategies, NULL-terminated. */
+/* The strategies, NULL-terminated; the first is the default. */
 extern const fattn_strategy_ops *const fattn_strategies[];
 
 /* The strategy named `name`, or NULL. */
 const fattn_strategy_ops *fattn_strategy_find(const char *name);
 
-/* "exhaustive, random" */
+/* "tpe, exhaustive, random, ..." */
 const char *fattn_strategy_names(void);
 
 #endif

@@ -275,9 +275,17 @@ static void migration_keeps_data(void)
     CHECK_CONTAINS(fattn_last_error(), "has schema version 1; a writing command (fattn-tune compile) upgrades it");
     /* Writing does, keeping the study. */
     CHECK_INT(fattn_store_open(path("v1.db"), FATTN_DB_WRITE, &s), FATTN_OK);
-    CHECK_INT(pragma(s, "PRAGMA user_version"), 2);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), 3);
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE command = 'compile' AND evaluator IS NULL"), 1);
     CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'run_ms'"), 1);
+    /* v3: the old study was one run, without search arguments. */
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 1 AND args_json IS NULL AND search_ms IS NULL"),
+              1);
+    CHECK_INT(fattn_store_study_reopen(s, 1, "[\"--shape\",\"1,1,1,64\"]"), FATTN_OK);
+    CHECK_INT(fattn_store_study_time(s, 1, 1500.0), FATTN_OK);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 2 AND status = 'running' AND search_ms = 1500 "
+                        "AND json_array_length(args_json) = 2"),
+              1);
     fattn_store_close(&s);
 }
 

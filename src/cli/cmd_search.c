@@ -7,7 +7,14 @@
  * (a worker is started and initialized). Then a study is created, the static
  * rejections recorded, and the search loop (tune/tune.h) runs until the
  * strategy is exhausted, --trials or --budget is reached, or a signal comes.
+ *
+ * --resume STUDY reads the study's own arguments back (studies.args_json),
+ * lets --budget, --trials and --jobs replace theirs, and goes on where the
+ * study stopped: its trials are not run again, the strategy is told their
+ * outcomes, and --trials and --budget count the study's earlier trials and
+ * search time.
  */
+#include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +30,16 @@
 #include "run/worker.h"
 #include "search/strategy.h"
 #include "store/store.h"
+#include "tune/resume.h"
 #include "tune/tune.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/paths.h"
 
 static const char help_head[] =
-    "usage: fattn-tune search --shape B,H,S,D [--strategy exhaustive|random] [--trials N] [--budget DURATION]\n"
+    "usage: fattn-tune search --shape B,H,S,D [--strategy NAME] [--trials N] [--budget DURATION]\n"
     "                         [--evaluator gpu|replay:FILE] [options]\n"
+    "       fattn-tune search --resume STUDY [--budget DURATION] [--trials N] [--jobs N]\n"
     "\n"
     "Searches the space on the GPU: the static gates, then for each survivor the strategy picks,\n"
     "NVRTC (compile cache, a thread pool compiling ahead), the post-compile gates, a numerics check\n"
@@ -38,9 +47,15 @@ static const char help_head[] =
     "new study, committed on its own with its raw samples. Candidates run in a worker process: a\n"
     "fault, crash or hang is recorded (runtime_fault, timeout) and the search goes on.\n"
     "\n"
-    "  --strategy NAME      exhaustive (default) or random (without replacement)\n"
+    "  --strategy NAME      tpe (default): 20 Latin hypercube seeds, then the Tree-structured Parzen\n"
+    "                       Estimator; exhaustive (the space's order); random (without\n"
+    "                       replacement); lhs (Latin hypercube designs); anneal (simulated\n"
+    "                       annealing with restarts)\n"
     "  --trials N           stop after N configurations run on the GPU (rejections do not count)\n"
     "  --budget DURATION    stop after this much wall time, compiles included: 90s, 6m, 2h, 1h30m\n"
+    "  --resume STUDY       go on with an interrupted (or limited) search study: its arguments, its\n"
+    "                       strategy told every stored outcome, nothing run twice; --budget and\n"
+    "                       --trials count the study's earlier time and trials, and may be raised\n"
     "  --evaluator E        gpu (default), or replay:FILE to serve results from a landscape file\n"
     "                       (fattn-tune query landscape) without a GPU\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
@@ -54,6 +69,7 @@ typedef struct search_opts {
     cli_timing tm;
     const char *replay;
     unsigned skip;
+    long long resume;
 } search_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -82,8 +98,64 @@ static int handle(void *ctx, int opt, const char *arg)
             return fattn_error(FATTN_EUSAGE, "--evaluator '%s': expected gpu or replay:FILE", arg);
         return FATTN_OK;
     case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
+    case OPT_RESUME: {
+        long v = 0;
+        rc = cli_long("--resume", arg, 1, 2147483647L, &v);
+        o->resume = v;
+        return rc;
+    }
     }
     return FATTN_EUSAGE;
+}
+
+/* With --resume, the study's arguments apply; these alone may be given. */
+static const char *const resume_options[] = {"--resume", "--budget", "--trials", "--jobs", "--db",
+                                             "--quiet",  "-q",       "--help",   "-h",     NULL};
+
+static int takes_value(const char *name, size_t len)
+{
+    static const char *const valued[] = {"--resume", "--budget", "--trials", "--jobs", "--db", NULL};
+    for (int k = 0; valued[k]; ++k)
+        if (strlen(valued[k]) == len && !strncmp(name, valued[k], len))
+            return 1;
+    return 0;
+}
+
+static int check_resume_args(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        size_t len = strcspn(a, "=");
+        int ok = 0;
+        for (int k = 0; resume_options[k] && !ok; ++k)
+            ok = strlen(resume_options[k]) == len && !strncmp(a, resume_options[k], len);
+        if (!ok)
+            return fattn_error(FATTN_EUSAGE,
+                               "search --resume: '%s' comes from the study; with --resume only --budget, --trials, "
+                               "--jobs, --db and -q may be given",
+                               a);
+        if (takes_value(a, len) && !a[len])
+            ++i;
+    }
+    return FATTN_OK;
+}
+
+/* The search's arguments as a JSON array, without --db and --resume (where
+ * the study lives and which it is are not part of it). */
+static char *args_json(int argc, char **argv)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 1; i < argc; ++i) {
+        size_t len = strcspn(argv[i], "=");
+        if ((len == 4 && !strncmp(argv[i], "--db", 4)) || (len == 8 && !strncmp(argv[i], "--resume", 8))) {
+            i += !argv[i][len];
+            continue;
+        }
+        cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+    }
+    char *out = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    return out;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -127,9 +199,11 @@ static void summary(long long study, const char *strategy, const cli_target *t, 
            ev->device);
     printf("timing: %s\n", ev->method);
     printf("%zu configurations: %zu rejected by the static gates, %zu survive; %zu tried, %zu run, %zu measured in "
-           "%.1f s\n\n",
+           "%.1f s\n%s",
            sv->considered, sv->considered - sv->nsurvivors, sv->nsurvivors, p->tried, p->evaluated, p->ok,
-           p->elapsed_ms / 1000.0);
+           p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
+    if (p->resumed)
+        printf("resumed: %zu of those trials come from the study's earlier runs\n\n", p->resumed);
     const char *names[] = {"status", "reason", "count"};
     const unsigned char numeric[] = {0, 0, 1};
     fattn_rows rows;
@@ -179,6 +253,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         {"evaluator", required_argument, NULL, OPT_EVALUATOR},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
+        {"resume", required_argument, NULL, OPT_RESUME},
         {NULL, 0, NULL, 0},
     };
     search_opts o = {.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
@@ -188,18 +263,46 @@ int cmd_search(int argc, char **argv, cli_common *c)
     fattn_evaluator *ev = NULL;
     fattn_store *store = NULL;
     cli_gpu gpu = {0};
-    char *include = NULL, *cmdline = NULL, limits[512], budget_text[64] = "";
+    char *include = NULL, *cmdline = NULL, *args = NULL, limits[512], budget_text[64] = "";
     int rc, have_src = 0;
     char help[8192];
+    fattn_resume res = {0};
+    char **merged = NULL;
 
     snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
     cli_target_init(&t);
     cli_timing_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
+    if (o.resume) {
+        /* The study's arguments, then the ones given now (later wins). */
+        long long id = o.resume;
+        if ((rc = check_resume_args(argc, argv)))
+            goto out;
+        if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store))
+            || (rc = fattn_resume_load(store, id, &res)))
+            goto out;
+        int n = 0;
+        merged = fattn_xcalloc((size_t)(res.nargs + argc + 1), sizeof *merged);
+        merged[n++] = argv[0];
+        for (int i = 0; i < res.nargs; ++i)
+            merged[n++] = res.args[i];
+        for (int i = 1; i < argc; ++i)
+            merged[n++] = argv[i];
+        cli_target_release(&t);
+        cli_target_init(&t);
+        o = (search_opts){.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
+        cli_timing_init(&o.tm);
+        if ((rc = cli_parse(n, merged, opts, "", c, &t, handle, &o, help, NULL)))
+            goto out;
+        o.resume = id;
+        argc = n;
+        argv = merged;
+    }
     for (int i = 1; i < argc; ++i)
         if (!strncmp(argv[i], "--budget", 8))
             snprintf(budget_text, sizeof budget_text, "%s", argv[i][8] == '=' ? argv[i] + 9 : argv[i + 1]);
+    args = args_json(argc, argv);
     t.lim.skip = o.skip;
 
     /* The GPU first: without one (and no landscape to replay) nothing else matters. */
@@ -240,7 +343,12 @@ int cmd_search(int argc, char **argv, cli_common *c)
             goto out;
     }
 
-    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
+    if (o.resume && (strcmp(res.space_hash, t.space.hash) || strcmp(res.kernel_hash, src.hash))) {
+        rc = fattn_error(FATTN_EUSAGE, "--resume %lld: the %s changed since the study began; start a new search",
+                         o.resume, strcmp(res.space_hash, t.space.hash) ? "space file" : "kernel source");
+        goto out;
+    }
+    if (!store && (rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
         goto out;
     cmdline = cli_command_line(c);
     fattn_gate_limits_json(&t.lim, limits, sizeof limits);
@@ -266,9 +374,10 @@ int cmd_search(int argc, char **argv, cli_common *c)
         .argv = cmdline,
         .evaluator = o.replay ? "replay" : "gpu",
         .timing_method = ev->method,
+        .args_json = args,
     };
-    long long study, seq = 0;
-    if ((rc = fattn_store_study_begin(store, &sr, &study)))
+    long long study = o.resume, seq = res.next_seq;
+    if ((rc = o.resume ? fattn_store_study_reopen(store, study, args) : fattn_store_study_begin(store, &sr, &study)))
         goto out;
 
     struct sigaction sa, old_int, old_term, old_hup;
@@ -283,7 +392,11 @@ int cmd_search(int argc, char **argv, cli_common *c)
         if (sv.v[i].reason <= 0)
             continue;
         fattn_config cfg;
+        char key[FATTN_KEY_MAX];
         fattn_space_config(&t.space, i, &cfg);
+        fattn_config_key(&cfg, key);
+        if (o.resume && fattn_resume_has(&res, key))
+            continue; /* recorded before */
         fattn_trial_rec r = {.study_id = study,
                              .seq = seq++,
                              .cfg = &cfg,
@@ -321,6 +434,9 @@ int cmd_search(int argc, char **argv, cli_common *c)
             .max_trials = o.trials,
             .deadline_ms = o.budget_ms > 0 ? t0 + o.budget_ms : 0,
             .t0_ms = t0,
+            .spent_ms = res.search_ms,
+            .prior = res.prior,
+            .nprior = res.nprior,
             .ahead = 2 * (int)o.jobs,
             .interrupted = &interrupted,
             .progress = show_progress,
@@ -340,10 +456,18 @@ int cmd_search(int argc, char **argv, cli_common *c)
     if (rc)
         goto out;
     summary(study, o.strategy->name, &t, ev, &sv, &p, stop, o.trials, budget_text);
-    if (stop == FATTN_TUNE_INTERRUPTED)
-        rc = fattn_error(FATTN_EFAIL, "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded",
-                         p.tried, p.candidates, study);
+    if (stop == FATTN_TUNE_INTERRUPTED) {
+        const char *db = c->db_path ? c->db_path : FATTN_DEFAULT_DB;
+        rc = fattn_error(FATTN_EFAIL,
+                         "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded; go on "
+                         "with: fattn-tune search --resume %lld%s%s",
+                         p.tried, p.candidates, study, study, strcmp(db, FATTN_DEFAULT_DB) ? " --db " : "",
+                         strcmp(db, FATTN_DEFAULT_DB) ? db : "");
+    }
 out:
+    fattn_resume_release(&res);
+    free(merged);
+    free(args);
     fattn_evaluator_close(&ev);
     fattn_store_close(&store);
     fattn_space_verdicts_release(&sv);

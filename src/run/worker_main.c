@@ -3,6 +3,7 @@
  * QUIT or the end of the socket. A sticky fault (the context is ruined)
  * ends the worker after its RESULT; the search process starts another.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,12 @@ int fattn_worker_main(int fd)
     char why[512];
     int status = 0;
     fattn_error_set_quiet(1);
+    /* Ctrl-C at a terminal signals the whole process group: the search
+     * process decides (it lets the trial in flight finish), so the worker
+     * must not die of it and be recorded as a fault. A dead parent still
+     * ends the worker: its socket reads EOF. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     for (;;) {
         fattn_msg m;
         int rc = fattn_wire_recv(fd, -1, &m, why, sizeof why);

@@ -144,6 +144,11 @@ static const char *const migrations[] = {
      * evaluator of each study (gpu, or replay of a landscape). */
     "ALTER TABLE trials ADD COLUMN run_ms REAL;\n"
     "ALTER TABLE studies ADD COLUMN evaluator TEXT;\n",
+    /* v3: resumable searches: the search's own arguments (a JSON array),
+     * the search time spent so far, and how many runs the study took. */
+    "ALTER TABLE studies ADD COLUMN args_json TEXT;\n"
+    "ALTER TABLE studies ADD COLUMN search_ms REAL;\n"
+    "ALTER TABLE studies ADD COLUMN runs INTEGER NOT NULL DEFAULT 1;\n",
 };
 
 int fattn_schema_latest(void)

@@ -327,9 +327,9 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     static const char sql[] =
         "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
         "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
-        "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method) "
+        "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method, args_json) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23, ?24, ?25)";
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26)";
     sqlite3_stmt *st;
     char now[32], cjson[32];
     if (prepare(s, sql, &st))
@@ -364,10 +364,34 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     bind_text(st, 23, r->argv);
     bind_text(st, 24, r->evaluator);
     bind_text(st, 25, r->timing_method);
+    bind_text(st, 26, r->args_json);
     if (step_done(s, st, "cannot record the study"))
         return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(s->db);
     return FATTN_OK;
+}
+
+int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
+{
+    sqlite3_stmt *st;
+    if (prepare(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", &st))
+        return FATTN_EFAIL;
+    sqlite3_bind_double(st, 1, search_ms);
+    sqlite3_bind_int64(st, 2, id);
+    return step_done(s, st, "cannot update the study");
+}
+
+int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json)
+{
+    sqlite3_stmt *st;
+    if (prepare(s,
+                "UPDATE studies SET status = 'running', finished_at = NULL, runs = runs + 1, args_json = ?1 "
+                "WHERE id = ?2",
+                &st))
+        return FATTN_EFAIL;
+    bind_text(st, 1, args_json);
+    sqlite3_bind_int64(st, 2, id);
+    return step_done(s, st, "cannot reopen the study");
 }
 
 int fattn_store_study_end(fattn_store *s, long long id, const char *status)

@@ -77,10 +77,18 @@ typedef struct fattn_study_rec {
     const char *argv;          /* the command line */
     const char *evaluator;     /* "gpu", "replay"; NULL offline */
     const char *timing_method; /* NULL offline */
+    const char *args_json;     /* search: its arguments, for --resume */
 } fattn_study_rec;
 
 /* Creates a study with status 'running'. */
 int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id);
+
+/* A study's search time so far (call inside the transaction of a trial). */
+int fattn_store_study_time(fattn_store *s, long long id, double search_ms);
+
+/* Reopens a study for another run (--resume): status 'running', one more
+ * run, and its arguments replaced by `args_json`. */
+int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json);
 
 /* Sets a study's status ('done', 'interrupted', 'failed') and end time. */
 int fattn_store_study_end(fattn_store *s, long long id, const char *status);

@@ -22,7 +22,8 @@ static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long
 {
     if (fattn_store_begin(ctx->store))
         return FATTN_EFAIL;
-    if (fattn_store_trial_add(ctx->store, r, id)) {
+    if (fattn_store_trial_add(ctx->store, r, id)
+        || fattn_store_study_time(ctx->store, ctx->study, ctx->spent_ms + fattn_now_ms() - ctx->t0_ms)) {
         fattn_store_rollback(ctx->store);
         return FATTN_EFAIL;
     }
@@ -56,9 +57,63 @@ static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
         return FATTN_TUNE_INTERRUPTED;
     if (ctx->max_trials > 0 && p->evaluated >= (size_t)ctx->max_trials)
         return FATTN_TUNE_TRIALS;
-    if (ctx->deadline_ms > 0 && fattn_now_ms() >= ctx->deadline_ms)
+    if (ctx->deadline_ms > 0 && fattn_now_ms() + ctx->spent_ms >= ctx->deadline_ms)
         return FATTN_TUNE_BUDGET;
     return -1;
+}
+
+static const fattn_config *sort_cands;
+
+static int by_key(const void *a, const void *b)
+{
+    char ka[FATTN_KEY_MAX], kb[FATTN_KEY_MAX];
+    fattn_config_key(&sort_cands[*(const size_t *)a], ka);
+    fattn_config_key(&sort_cands[*(const size_t *)b], kb);
+    return strcmp(ka, kb);
+}
+
+/* Tells the strategy and the progress what a resumed study holds. */
+static void resume(const fattn_tune_ctx *ctx, const fattn_config *cands, size_t n, fattn_strategy *strat,
+                   fattn_tune_progress *p)
+{
+    size_t *order = fattn_xcalloc(n ? n : 1, sizeof *order);
+    char(*keys)[FATTN_KEY_MAX] = fattn_xcalloc(n ? n : 1, sizeof *keys);
+    for (size_t i = 0; i < n; ++i)
+        order[i] = i;
+    sort_cands = cands;
+    qsort(order, n, sizeof *order, by_key);
+    for (size_t i = 0; i < n; ++i)
+        fattn_config_key(&cands[order[i]], keys[i]);
+    for (size_t k = 0; k < ctx->nprior; ++k) {
+        const fattn_tune_prior *t = &ctx->prior[k];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(keys[mid], t->key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == n || strcmp(keys[lo], t->key))
+            continue; /* not a candidate: a static-gate rejection */
+        strat->ops->observe(strat, order[lo], t->ok, t->ok ? t->timing.median_us : 0);
+        ++p->tried;
+        ++p->resumed;
+        p->evaluated += t->evaluated != 0;
+        p->ok += t->ok != 0;
+        p->errors += t->error != 0;
+        if (t->reason > 0 && t->reason < FATTN_R_COUNT)
+            ++p->by_reason[t->reason];
+        if (t->ok && (p->best_us == 0 || t->timing.median_us < p->best_us)) {
+            p->best_us = t->timing.median_us;
+            p->best = t->timing;
+            p->best_trial = t->trial;
+            snprintf(p->best_key, sizeof p->best_key, "%s", t->key);
+        }
+    }
+    p->elapsed_ms = ctx->spent_ms;
+    free(keys);
+    free(order);
 }
 
 int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
@@ -76,12 +131,16 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     for (size_t i = 0; i < n; ++i)
         fattn_space_config(ctx->space, ctx->sv->survivors[i], &cands[i]);
     strat = ctx->strategy->create(cands, n, ctx->seed);
+    if (ctx->nprior)
+        resume(ctx, cands, n, strat, p);
 
     for (;;) {
         int why = stop_reason(ctx, p);
         /* Keep the compile window full while there is reason to go on. */
         while (why < 0 && !exhausted && pending < (ctx->ahead > 0 ? ctx->ahead : 1)) {
             long i = strat->ops->next(strat);
+            if (i == FATTN_STRATEGY_WAIT && pending)
+                break; /* it needs the outcomes in flight */
             if (i < 0) {
                 exhausted = 1;
                 break;
@@ -177,7 +236,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         ++p->tried;
         fattn_compile_item_release(it);
-        p->elapsed_ms = fattn_now_ms() - ctx->t0_ms;
+        p->elapsed_ms = ctx->spent_ms + fattn_now_ms() - ctx->t0_ms;
         if (ctx->progress)
             ctx->progress(ctx->progress_arg, p);
         if (rc)

@@ -7,7 +7,8 @@
  * a trial committed in its own transaction (with its raw samples): a
  * post-compile rejection, a GPU verdict (numerics, runtime_fault, timeout),
  * an error, or a measured time. Rejections cost no GPU time and do not count
- * toward the trial limit; the budget is wall time, compiles included.
+ * toward the trial limit; the budget is wall time, compiles included. Both
+ * limits are the study's: a resumed study counts its earlier trials and time.
  */
 #ifndef FATTN_TUNE_TUNE_H
 #define FATTN_TUNE_TUNE_H
@@ -31,7 +32,8 @@ typedef struct fattn_tune_progress {
     char best_key[FATTN_KEY_MAX];
     long long best_trial;
     fattn_timing best;
-    double elapsed_ms;
+    double elapsed_ms; /* the study's search time, earlier runs included */
+    size_t resumed;    /* trials taken from the database, not run again */
 } fattn_tune_progress;
 
 enum fattn_tune_stop {
@@ -40,6 +42,18 @@ enum fattn_tune_stop {
     FATTN_TUNE_BUDGET,      /* the time budget */
     FATTN_TUNE_INTERRUPTED, /* a signal */
 };
+
+/* A trial a resumed study already holds: the strategy is told it, the
+ * progress counts it, and it is not run again. */
+typedef struct fattn_tune_prior {
+    char key[FATTN_KEY_MAX];
+    int reason;    /* FATTN_R_* of a rejection, 0 otherwise */
+    int error;     /* an error trial */
+    int evaluated; /* it ran on the evaluator */
+    int ok;        /* measured: timing holds the times */
+    fattn_timing timing;
+    long long trial;
+} fattn_tune_prior;
 
 typedef struct fattn_tune_ctx {
     const fattn_space *space;
@@ -54,6 +68,9 @@ typedef struct fattn_tune_ctx {
     long max_trials;    /* 0: no limit */
     double deadline_ms; /* on fattn_now_ms(); 0: none */
     double t0_ms;
+    double spent_ms;               /* search time of the study's earlier runs (resume) */
+    const fattn_tune_prior *prior; /* trials the study holds already (resume) */
+    size_t nprior;
     int ahead; /* compiles kept in flight */
     volatile sig_atomic_t *interrupted;
     void (*progress)(void *arg, const fattn_tune_progress *p);

@@ -49,6 +49,11 @@ uint64_t fattn_rng_below(fattn_rng *r, uint64_t n)
     return x % n;
 }
 
+double fattn_rng_uniform(fattn_rng *r)
+{
+    return (double)(fattn_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
 int fattn_parse_long(const char *s, long min, long max, long *out)
 {
     char *end;

@@ -21,6 +21,8 @@ void fattn_rng_seed(fattn_rng *r, uint64_t seed);
 uint64_t fattn_rng_next(fattn_rng *r);
 /* Uniform integer in [0, n). */
 uint64_t fattn_rng_below(fattn_rng *r, uint64_t n);
+/* Uniform double in [0, 1), 53 random bits. */
+double fattn_rng_uniform(fattn_rng *r);
 
 /* Parses a whole string as a decimal integer in [min, max]; 0 on success. */
 int fattn_parse_long(const char *s, long min, long max, long *out);

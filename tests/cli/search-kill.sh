@@ -2,13 +2,13 @@
 # search-kill.sh - kill -9 of `fattn-tune search` mid-run loses no committed
 # trial: replaying a landscape (no GPU), the search is killed after a few
 # trials; the database passes integrity_check, the study reads back, every
-# stored trial is whole (a measured one has its samples), and a new search
-# runs to the end.
+# stored trial is whole (a measured one has its samples); `search --resume`
+# then finishes the study with every configuration tried exactly once, the
+# trials from before untouched, the same set a fresh search tries.
 #
 #   search-kill.sh TOOL SOURCE_ROOT
 set -euo pipefail
 tool=$(realpath "$1")
-src=$(realpath "$2")
 work=$(mktemp -d /tmp/fattn-search-kill.XXXXXX)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$work"' EXIT
@@ -17,12 +17,13 @@ sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A landscape to replay: the fake worker's times for a slice of the space.
-FATTN_WORKER_HOOK=fake "$tool" -q search --arch sm_90 --shape 2,8,512,64 --db land.db --samples 5 \
+FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --db land.db --samples 5 \
     --filter BLOCK_M=64,NUM_WARPS=4,CP_ASYNC=1,SWIZZLE=1,STAGES=2 >/dev/null
 "$tool" query landscape --db land.db >land.csv
 entries=$(($(wc -l <land.csv) - 7))
 [ "$entries" -gt 10 ] || fail "landscape too small ($entries)"
 
+# shellcheck disable=SC2054 # commas inside values
 args=(search --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=64,NUM_WARPS=4 --evaluator replay:land.csv
       --jobs 1 --db fattn.db)
 "$tool" "${args[@]}" >run.out 2>run.err &
@@ -46,6 +47,41 @@ after=$(sql "SELECT count(*) FROM trials")
 ran=$(sql "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL")
 echo "ok: kill -9 after $ran evaluated trials, $after trials intact"
 
+# --resume: the study goes on where it stopped; nothing lost, nothing twice.
+sql "SELECT id, seq, config_key, status, coalesce(median_us, '') FROM trials WHERE study_id = 1 ORDER BY id" >before.csv
+"$tool" search --resume 1 --db fattn.db >resume.out 2>resume.err || { cat resume.out resume.err >&2; fail resume; }
+grep -q "resumed: " resume.out || fail "the summary does not say it resumed"
+[ "$(sql "SELECT status || ' ' || runs FROM studies WHERE id = 1")" = "done 2" ] || fail "resumed study status"
+[ "$(sql "SELECT count(*) - count(DISTINCT config_key) FROM trials WHERE study_id = 1")" = 0 ] || fail "a trial repeated"
+[ "$(sql "SELECT count(*) - count(DISTINCT seq) FROM trials WHERE study_id = 1")" = 0 ] || fail "a seq repeated"
+sql "SELECT id, seq, config_key, status, coalesce(median_us, '') FROM trials WHERE study_id = 1 ORDER BY id LIMIT $(wc -l <before.csv)" >after.csv
+cmp -s before.csv after.csv || fail "trials committed before kill -9 changed after --resume"
+
+# A fresh search of the same arguments tries exactly the same configurations.
 "$tool" -q "${args[@]}" >rerun.out || fail rerun
-[ "$(sql "SELECT status FROM studies WHERE id = 2")" = done ] || fail "rerun study"
-echo "ok: a new search runs to the end"
+[ "$(sql "SELECT status FROM studies WHERE id = 2")" = "done" ] || fail "rerun study"
+a=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHERE study_id = 1 ORDER BY 1)")
+b=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHERE study_id = 2 ORDER BY 1)")
+[ "$a" = "$b" ] || fail "the resumed study and a fresh one differ in the configurations tried"
+# Ctrl-C (SIGINT to the whole process group, worker included): the trial in
+# flight finishes, the worker does not die of it (no runtime_fault), and the
+# message says how to go on.
+setsid "$tool" "${args[@]}" >int.out 2>int.err &
+pid=$!
+for _ in $(seq 600); do
+    n=$(sql "SELECT count(*) FROM trials WHERE study_id = 3 AND run_ms IS NOT NULL" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 4 ] && break
+    sleep 0.2
+done
+kill -INT -- -"$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+[ "$rc" = 1 ] || fail "Ctrl-C: exit $rc, expected 1"
+grep -q "fattn-tune search --resume 3 --db fattn.db" int.err || { cat int.err >&2; fail "no resume command after Ctrl-C"; }
+[ "$(sql "SELECT status FROM studies WHERE id = 3")" = interrupted ] || fail "Ctrl-C study status"
+[ "$(sql "SELECT count(*) FROM trials WHERE study_id = 3 AND reason = 'runtime_fault'")" = 0 ] ||
+    fail "Ctrl-C killed the worker: a runtime_fault was recorded"
+echo "ok: Ctrl-C stops cleanly and prints the resume command"
+
+echo "ok: --resume finished the study: $(sql "SELECT count(*) FROM trials WHERE study_id = 1") trials, each once, as a fresh search"

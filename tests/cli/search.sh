@@ -19,7 +19,7 @@ sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 export FATTN_WORKER_HOOK="fake,crash=bn32-bk32-w4-s2-u1-cp1-sw1-h0,hang=bn32-bk64-w4-s2-u1-cp1-sw1-h1,garbage=bn64-bk32-w4-s2-u1-cp1-sw1-h0,numerics=bn64-bk64-w4-s2-u1-cp1-sw1-h1"
-"$tool" search --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
+"$tool" search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
     --kernel-timeout 2s --samples 12 --jobs 2 >out.txt 2>err.txt || { cat out.txt err.txt >&2; fail "search exit $?"; }
 grep -q "^8 configurations: 0 rejected by the static gates, 8 survive; 8 tried, 8 run, 4 measured" out.txt ||
     { cat out.txt >&2; fail "summary"; }
@@ -48,7 +48,7 @@ want=$(sql "SELECT lower(hex(c.cubin)) FROM compile_cache c JOIN trials t ON t.c
 echo "ok: export --format cubin writes the measured kernel, byte for byte"
 
 # The seeds' pad, forced past the gates: a runtime fault, recorded.
-"$tool" -q search --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-seeds-pad.json" --db fattn.db \
+"$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-seeds-pad.json" --db fattn.db \
     --unsafe-skip-gate misaligned_cp_async --unsafe-skip-gate misaligned_ldmatrix --unsafe-skip-gate bank_conflicts \
     --samples 12 >pad.txt 2>&1 || { cat pad.txt >&2; fail "pad search"; }
 [ "$(sql "SELECT status || ':' || reason FROM trials WHERE study_id = 2")" = "rejected:runtime_fault" ] || fail "pad fault"
@@ -60,7 +60,7 @@ echo "ok: the seeds' pad, forced past the gates, is recorded as runtime_fault"
 "$tool" query landscape --study 1 --db fattn.db -o land-o.csv
 cmp -s land.csv land-o.csv || fail "query -o writes what standard output gets"
 unset FATTN_WORKER_HOOK
-"$tool" search --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
+"$tool" search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
     --evaluator replay:land.csv >replay.txt 2>&1 || { cat replay.txt >&2; fail "replay search"; }
 same=$(sql "SELECT count(*) FROM trials a JOIN trials b ON a.config_key = b.config_key WHERE a.study_id = 1 AND b.study_id = 3 AND a.status = b.status AND coalesce(a.reason, '') = coalesce(b.reason, '') AND coalesce(a.median_us, 0) = coalesce(b.median_us, 0)")
 [ "$same" = 8 ] || fail "replay differs from the run ($same of 8 alike)"

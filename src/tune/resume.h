@@ -1,0 +1,34 @@
+/*
+ * resume.h - what a study holds, for `search --resume`: its search
+ * arguments, its search time, the next trial number, and its trials as the
+ * search loop's priors.
+ */
+#ifndef FATTN_TUNE_RESUME_H
+#define FATTN_TUNE_RESUME_H
+
+#include "store/store.h"
+#include "tune/tune.h"
+
+typedef struct fattn_resume {
+    long long study;
+    char status[32];
+    char **args; /* the search's arguments (argv after "search"), NULL-terminated */
+    int nargs;
+    char space_hash[80];
+    char kernel_hash[80];
+    double search_ms;
+    long long next_seq;
+    fattn_tune_prior *prior; /* every trial, in seq order */
+    size_t nprior;
+    const char **keys; /* the trials' keys, sorted */
+} fattn_resume;
+
+/* Loads study `id`; a study that is not a resumable search is a usage error
+ * naming it. */
+int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r);
+void fattn_resume_release(fattn_resume *r);
+
+/* 1 when the study already holds a trial of `key`. */
+int fattn_resume_has(const fattn_resume *r, const char *key);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * test_strategies.c - the search strategies against a landscape, no GPU.
+ *
+ *   test_strategies SPACE LANDSCAPE [SEEDS]
+ *
+ * The candidates are the static-gate survivors of SPACE for the landscape's
+ * arch and shape (default limits, as `fattn-tune search` runs); each
+ * strategy is driven the way the search loop drives it (a window of
+ * proposals compiling ahead, outcomes in proposal order) and its outcomes
+ * come from the landscape: a measured median, a post-compile rejection (no
+ * GPU time, not a trial), or a GPU failure (a trial). For each strategy and
+ * seed 1..SEEDS (default 10) it counts the trials until one within 2% of the
+ * landscape's optimum is measured, prints the table (scripts/bench-strategies.sh),
+ * and checks: no strategy proposes a candidate twice or waits with nothing
+ * outstanding; a resumed strategy never proposes what it was told; every
+ * strategy reaches the target; TPE's median is at most half of random's.
+ */
+#include <math.h>
+
+#include "gates/gates.h"
+#include "run/landscape.h"
+#include "search/strategy.h"
+#include "space/space.h"
+#include "t.h"
+#include "util/err.h"
+
+enum { AHEAD = 8, MAX_SEEDS = 64 };
+static const double TARGET = 1.02;
+
+typedef struct sim {
+    size_t n;
+    fattn_config *cfg;
+    int *kind; /* 0 measured, 1 post-compile rejection, 2 GPU failure */
+    double *y;
+    double best;
+} sim;
+
+static sim S;
+
+static int load(const char *space_path, const char *land_path)
+{
+    fattn_space sp;
+    fattn_landscape land;
+    fattn_gate_limits lim;
+    fattn_space_verdicts sv;
+    if (fattn_space_load(space_path, &sp) || fattn_landscape_load(land_path, &land))
+        return T_HARNESS;
+    const fattn_arch *arch = fattn_arch_find(land.arch);
+    if (!arch)
+        return T_HARNESS;
+    fattn_gate_limits_default(&lim);
+    fattn_gates_space(&sp, NULL, &land.shape, arch, &lim, &sv);
+    S.n = sv.nsurvivors;
+    S.cfg = fattn_xcalloc(S.n, sizeof *S.cfg);
+    S.kind = fattn_xcalloc(S.n, sizeof *S.kind);
+    S.y = fattn_xcalloc(S.n, sizeof *S.y);
+    S.best = HUGE_VAL;
+    size_t counts[3] = {0};
+    for (size_t i = 0; i < S.n; ++i) {
+        char key[FATTN_KEY_MAX];
+        fattn_space_config(&sp, sv.survivors[i], &S.cfg[i]);
+        fattn_config_key(&S.cfg[i], key);
+        const fattn_landscape_entry *e = fattn_landscape_find(&land, key);
+        if (!e) {
+            fprintf(stderr, "%s: no entry for survivor %s\n", land_path, key);
+            return T_HARNESS;
+        }
+        if (!strcmp(e->status, "ok")) {
+            S.kind[i] = 0;
+            S.y[i] = e->median_us;
+            if (e->median_us < S.best)
+                S.best = e->median_us;
+        } else {
+            int r = fattn_reason_find(e->reason);
+            /* Rejected after compiling, or not compiled: no GPU time. */
+            S.kind[i] = r == FATTN_R_NUMERICS || r == FATTN_R_RUNTIME_FAULT || r == FATTN_R_TIMEOUT ? 2 : 1;
+        }
+        ++counts[S.kind[i]];
+    }
+    printf("landscape: %s (%s)\n%zu survivors of %zu configurations: %zu measured, %zu rejected after compiling, "
+           "%zu failed on the GPU; optimum %.4f us, target %.4f us (within 2%%)\n",
+           land_path, land.device, S.n, sv.n, counts[0], counts[1], counts[2], S.best, S.best * TARGET);
+    fattn_space_verdicts_release(&sv);
+    fattn_landscape_release(&land);
+    fattn_space_release(&sp);
+    return 0;
+}
+
+/* Drives strategy `ops` with `seed` like the search loop: returns the trials
+ * (GPU runs) until the target is measured; 0 if never. Stops after
+ * `stop_after` outcomes when > 0, handing back the strategy's done set. */
+static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned char *told, size_t stop_after,
+                    unsigned char *done_out)
+{
+    fattn_strategy *s = ops->create(S.cfg, S.n, seed);
+    unsigned char *seen = fattn_xcalloc(S.n, 1);
+    long fifo[AHEAD];
+    size_t head = 0, pending = 0, trials = 0, outcomes = 0, hit = 0;
+    int exhausted = 0, dup = 0, bad_wait = 0, proposed_told = 0;
+    if (told)
+        for (size_t i = 0; i < S.n; ++i)
+            if (told[i]) {
+                seen[i] = 1;
+                ops->observe(s, i, S.kind[i] == 0, S.y[i]);
+            }
+    for (;;) {
+        while (!exhausted && pending < AHEAD) {
+            long i = ops->next(s);
+            if (i == FATTN_STRATEGY_WAIT) {
+                bad_wait += pending == 0;
+                if (pending)
+                    break;
+            }
+            if (i < 0) {
+                exhausted = 1;
+                break;
+            }
+            proposed_told += told && told[i];
+            dup += seen[i];
+            seen[i] = 1;
+            fifo[(head + pending++) % AHEAD] = i;
+        }
+        if (!pending)
+            break;
+        size_t i = (size_t)fifo[head];
+        head = (head + 1) % AHEAD;
+        --pending;
+        trials += S.kind[i] != 1;
+        ops->observe(s, i, S.kind[i] == 0, S.y[i]);
+        if (done_out)
+            done_out[i] = 1;
+        if (!hit && S.kind[i] == 0 && S.y[i] <= S.best * TARGET)
+            hit = trials;
+        if (stop_after && ++outcomes >= stop_after)
+            break;
+        if (hit && !stop_after)
+            break;
+    }
+    CHECK_INT(dup, 0);
+    CHECK_INT(bad_wait, 0);
+    CHECK_INT(proposed_told, 0);
+    ops->destroy(s);
+    free(seen);
+    return hit;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t medians[16];
+static int nseeds = 10;
+
+static void quality(void)
+{
+    printf("\ntrials (GPU runs) until a configuration within 2%% of the optimum is measured, seeds 1..%d:\n\n", nseeds);
+    printf("| strategy | median | mean | min | max | per seed |\n|---|---|---|---|---|---|\n");
+    for (int k = 0; fattn_strategies[k]; ++k) {
+        const fattn_strategy_ops *ops = fattn_strategies[k];
+        size_t t[MAX_SEEDS], sorted[MAX_SEEDS];
+        double mean = 0;
+        char list[1024] = "";
+        for (int s = 0; s < nseeds; ++s) {
+            t[s] = drive(ops, (uint64_t)s + 1, NULL, 0, NULL);
+            CHECK(t[s] > 0); /* every strategy gets there */
+            mean += (double)t[s] / nseeds;
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%zu", s ? " " : "", t[s]);
+        }
+        memcpy(sorted, t, sizeof t);
+        qsort(sorted, (size_t)nseeds, sizeof *sorted, cmp_size);
+        medians[k] = nseeds % 2 ? sorted[nseeds / 2] : (sorted[nseeds / 2 - 1] + sorted[nseeds / 2]) / 2;
+        printf("| %s | %zu | %.1f | %zu | %zu | %s |\n", ops->name, medians[k], mean, sorted[0], sorted[nseeds - 1],
+               list);
+    }
+    size_t tpe = 0, rnd = 0;
+    for (int k = 0; fattn_strategies[k]; ++k) {
+        if (!strcmp(fattn_strategies[k]->name, "tpe"))
+            tpe = medians[k];
+        if (!strcmp(fattn_strategies[k]->name, "random"))
+            rnd = medians[k];
+    }
+    printf("\n");
+    CHECK(tpe > 0 && rnd > 0);
+    CHECK(2 * tpe <= rnd); /* TPE clearly better than random */
+}
+
+/* A strategy told what a study holds (resume) never proposes it again, and
+ * still reaches every other candidate. */
+static void resume_never_repeats(void)
+{
+    for (int k = 0; fattn_strategies[k]; ++k) {
+        unsigned char *done = fattn_xcalloc(S.n, 1);
+        drive(fattn_strategies[k], 7, NULL, 60, done);
+        size_t ndone = 0;
+        for (size_t i = 0; i < S.n; ++i)
+            ndone += done[i];
+        CHECK_INT(ndone, 60);
+        /* The rest of the way: proposes none of the 60 (drive checks) and
+         * reaches the target unless the 60 held it. */
+        drive(fattn_strategies[k], 7, done, 0, NULL);
+        free(done);
+    }
+}
+
+/* Every strategy proposes every candidate once when nothing stops it. */
+static void exhausts(void)
+{
+    for (int k = 0; fattn_strategies[k]; ++k) {
+        unsigned char *done = fattn_xcalloc(S.n, 1);
+        drive(fattn_strategies[k], 3, NULL, S.n + 1, done);
+        size_t ndone = 0;
+        for (size_t i = 0; i < S.n; ++i)
+            ndone += done[i];
+        CHECK_INT(ndone, S.n);
+        free(done);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_strategies SPACE LANDSCAPE [SEEDS]\n");
+        return T_HARNESS;
+    }
+    if (argc > 3)
+        nseeds = atoi(argv[3]);
+    if (nseeds < 1 || nseeds > MAX_SEEDS)
+        return T_HARNESS;
+    int rc = load(argv[1], argv[2]);
+    if (rc)
+        return rc;
+    T_RUN(quality);
+    T_RUN(resume_never_repeats);
+    T_RUN(exhausts);
+    free(S.cfg);
+    free(S.kind);
+    free(S.y);
+    return t_exit();
+}
