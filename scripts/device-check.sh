@@ -16,7 +16,8 @@
 #                 causal and not, cuDNN), then the seeds' 2-byte pad forced
 #                 past the gates: runtime_fault, and the search goes on
 #   small         exhaustive searches of the default space on 2,8,512,64,
-#                 non-causal and causal; kill -9 of a search mid-run
+#                 non-causal and causal; kill -9 of a search mid-run, then
+#                 search --resume for 10 more trials
 #   large         exhaustive search on 4,16,2048,128, non-causal
 #   large-causal  the same, causal
 #   numerics      each study's best config on S in {500,512,1000,2048}
@@ -246,6 +247,26 @@ kill_check() {
         ok "killed after $n trials had run on the GPU: $seen trials (static rejections included) seen before, $after after, integrity ok, study 'running', every measured trial has its 15 samples, query reads it"
     else
         bad "kill -9: integrity '$integ', study '$status', $seen trials before, $after after, $n run, $partial measured trials missing samples"
+    fi
+    # --resume goes on with the killed study (10 more GPU trials: --trials
+    # counts the study's earlier ones): nothing it held changes, nothing runs twice.
+    local sid before_sum after_sum dups ran n0 want
+    sid=$(sql "$kdb" "SELECT max(id) FROM studies")
+    before_sum=$(sql "$kdb" "SELECT count(*) || ':' || total(id) || ':' || total(coalesce(median_us, 0)) FROM trials WHERE study_id = $sid")
+    ran=$(sql "$kdb" "SELECT count(*) FROM trials WHERE study_id = $sid")
+    n0=$(sql "$kdb" "SELECT count(*) FROM trials WHERE study_id = $sid AND run_ms IS NOT NULL")
+    want=$((n0 + 10))
+    if run "$tool" search --resume "$sid" --trials "$want" --db "$kdb" -q; then
+        after_sum=$(sql "$kdb" "SELECT count(*) || ':' || total(id) || ':' || total(coalesce(median_us, 0)) FROM trials WHERE id IN (SELECT id FROM trials WHERE study_id = $sid ORDER BY id LIMIT $ran)")
+        dups=$(sql "$kdb" "SELECT count(*) - count(DISTINCT config_key) FROM trials WHERE study_id = $sid")
+        n=$(sql "$kdb" "SELECT count(*) FROM trials WHERE study_id = $sid AND run_ms IS NOT NULL")
+        if [ "$before_sum" = "$after_sum" ] && [ "$dups" = 0 ] && [ "$n" = "$want" ]; then
+            ok "--resume $sid --trials $want went on with the killed study: $n0 GPU trials before, $n after, the $ran trials from before unchanged, no configuration twice"
+        else
+            bad "--resume $sid: before '$before_sum', after '$after_sum', $dups repeated, $n run (wanted $want)"
+        fi
+    else
+        bad "--resume $sid exited non-zero"
     fi
     say ""
 }

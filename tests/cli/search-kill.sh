@@ -14,17 +14,18 @@ pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
 sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
+isql() { "$tool" -q query --db int.db --format csv --sql "$1" | tail -n +2; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A landscape to replay: the fake worker's times for a slice of the space.
 FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --db land.db --samples 5 \
-    --filter BLOCK_M=64,NUM_WARPS=4,CP_ASYNC=1,SWIZZLE=1,STAGES=2 >/dev/null
+    --filter BLOCK_M=64,NUM_WARPS=4,UNROLL=1,HALF2=1,CP_ASYNC=1 >/dev/null
 "$tool" query landscape --db land.db >land.csv
 entries=$(($(wc -l <land.csv) - 7))
 [ "$entries" -gt 10 ] || fail "landscape too small ($entries)"
 
 # shellcheck disable=SC2054 # commas inside values
-args=(search --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=64,NUM_WARPS=4 --evaluator replay:land.csv
+args=(search --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=64,NUM_WARPS=4,UNROLL=1,HALF2=1 --evaluator replay:land.csv
       --jobs 1 --db fattn.db)
 "$tool" "${args[@]}" >run.out 2>run.err &
 pid=$!
@@ -66,21 +67,23 @@ b=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHE
 # Ctrl-C (SIGINT to the whole process group, worker included): the trial in
 # flight finishes, the worker does not die of it (no runtime_fault), and the
 # message says how to go on.
-setsid "$tool" "${args[@]}" >int.out 2>int.err &
+# A fresh database (nothing cached) keeps the search busy compiling.
+setsid "$tool" "${args[@]}" --db int.db >int.out 2>int.err &
 pid=$!
 for _ in $(seq 600); do
-    n=$(sql "SELECT count(*) FROM trials WHERE study_id = 3 AND run_ms IS NOT NULL" 2>/dev/null || echo 0)
+    n=$(isql "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge 4 ] && break
     sleep 0.2
 done
+[ "$(isql "SELECT status FROM studies WHERE id = 1")" = running ] || fail "the search ended before Ctrl-C"
 kill -INT -- -"$pid"
 rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" = 1 ] || fail "Ctrl-C: exit $rc, expected 1"
-grep -q "fattn-tune search --resume 3 --db fattn.db" int.err || { cat int.err >&2; fail "no resume command after Ctrl-C"; }
-[ "$(sql "SELECT status FROM studies WHERE id = 3")" = interrupted ] || fail "Ctrl-C study status"
-[ "$(sql "SELECT count(*) FROM trials WHERE study_id = 3 AND reason = 'runtime_fault'")" = 0 ] ||
+grep -q "fattn-tune search --resume 1 --db int.db" int.err || { cat int.err >&2; fail "no resume command after Ctrl-C"; }
+[ "$(isql "SELECT status FROM studies WHERE id = 1")" = interrupted ] || fail "Ctrl-C study status"
+[ "$(isql "SELECT count(*) FROM trials WHERE reason = 'runtime_fault'")" = 0 ] ||
     fail "Ctrl-C killed the worker: a runtime_fault was recorded"
 echo "ok: Ctrl-C stops cleanly and prints the resume command"
 

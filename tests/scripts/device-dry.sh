@@ -23,6 +23,7 @@ r=$work/out/report.md
 grep -q "^- ok: both 2-byte-pad configurations recorded as runtime_fault" "$r" || fail "pad fault"
 [ "$(grep -c '^- ok: all [0-9]* configurations measured (ok) or rejected with a reason' "$r")" = 2 ] || fail "searches"
 grep -q "^- ok: killed after [0-9]* trials had run" "$r" || fail "kill -9"
+grep -q "^- ok: --resume [0-9]* --trials [0-9]* went on with the killed study" "$r" || fail "--resume after kill -9"
 grep -q "^\*\*Stages env tests small: every check held.\*\*" "$r" || fail "verdict"
 for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
@@ -42,4 +43,4 @@ done
 unset FATTN_WORKER_HOOK
 if "$src/scripts/device-check.sh" nonsense >/dev/null 2>"$work/err"; then fail "unknown stage accepted"; fi
 grep -q "unknown stage 'nonsense'" "$work/err" || fail "unknown stage message"
-echo "ok: device-check.sh dry run: pad fault, 2 searches with landscapes that replay, kill -9"
+echo "ok: device-check.sh dry run: pad fault, 2 searches with landscapes that replay, kill -9 and --resume"
