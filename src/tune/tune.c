@@ -62,39 +62,37 @@ static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
     return -1;
 }
 
-static const fattn_config *sort_cands;
+static char (*sort_keys)[FATTN_KEY_MAX];
 
 static int by_key(const void *a, const void *b)
 {
-    char ka[FATTN_KEY_MAX], kb[FATTN_KEY_MAX];
-    fattn_config_key(&sort_cands[*(const size_t *)a], ka);
-    fattn_config_key(&sort_cands[*(const size_t *)b], kb);
-    return strcmp(ka, kb);
+    return strcmp(sort_keys[*(const size_t *)a], sort_keys[*(const size_t *)b]);
 }
 
 /* Tells the strategy and the progress what a resumed study holds. */
 static void resume(const fattn_tune_ctx *ctx, const fattn_config *cands, size_t n, fattn_strategy *strat,
                    fattn_tune_progress *p)
 {
+    /* Candidates by key: keys[i] is candidate i's, order[] sorts them. */
     size_t *order = fattn_xcalloc(n ? n : 1, sizeof *order);
     char(*keys)[FATTN_KEY_MAX] = fattn_xcalloc(n ? n : 1, sizeof *keys);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
         order[i] = i;
-    sort_cands = cands;
+        fattn_config_key(&cands[i], keys[i]);
+    }
+    sort_keys = keys;
     qsort(order, n, sizeof *order, by_key);
-    for (size_t i = 0; i < n; ++i)
-        fattn_config_key(&cands[order[i]], keys[i]);
     for (size_t k = 0; k < ctx->nprior; ++k) {
         const fattn_tune_prior *t = &ctx->prior[k];
         size_t lo = 0, hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (strcmp(keys[mid], t->key) < 0)
+            if (strcmp(keys[order[mid]], t->key) < 0)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo == n || strcmp(keys[lo], t->key))
+        if (lo == n || strcmp(keys[order[lo]], t->key))
             continue; /* not a candidate: a static-gate rejection */
         strat->ops->observe(strat, order[lo], t->ok, t->ok ? t->timing.median_us : 0);
         ++p->tried;

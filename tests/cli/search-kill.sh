@@ -13,9 +13,19 @@ work=$(mktemp -d /tmp/fattn-search-kill.XXXXXX)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
-sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
-isql() { "$tool" -q query --db int.db --format csv --sql "$1" | tail -n +2; }
+dbsql() { "$tool" -q query --db "$1" --format csv --sql "$2" | tail -n +2; }
+sql() { dbsql fattn.db "$1"; }
+isql() { dbsql int.db "$1"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Waits (up to 2 minutes) until 4 trials of database $1 have run on the evaluator.
+wait_runs() {
+    local n
+    for _ in $(seq 600); do
+        n=$(dbsql "$1" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
+        [ "${n:-0}" -ge 4 ] && return
+        sleep 0.2
+    done
+}
 
 # A landscape to replay: the fake worker's times for a slice of the space.
 FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --db land.db --samples 5 \
@@ -29,11 +39,7 @@ args=(search --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=64,NUM_WARPS=4,UNR
       --jobs 1 --db fattn.db)
 "$tool" "${args[@]}" >run.out 2>run.err &
 pid=$!
-for _ in $(seq 600); do
-    n=$(sql "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 4 ] && break
-    sleep 0.2
-done
+wait_runs fattn.db
 seen=$(sql "SELECT count(*) FROM trials")
 kill -9 $pid
 wait $pid 2>/dev/null || true
@@ -70,11 +76,7 @@ b=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHE
 # A fresh database (nothing cached) keeps the search busy compiling.
 setsid "$tool" "${args[@]}" --db int.db >int.out 2>int.err &
 pid=$!
-for _ in $(seq 600); do
-    n=$(isql "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 4 ] && break
-    sleep 0.2
-done
+wait_runs int.db
 [ "$(isql "SELECT status FROM studies WHERE id = 1")" = running ] || fail "the search ended before Ctrl-C"
 kill -INT -- -"$pid"
 rc=0
