@@ -275,8 +275,12 @@ static void migration_keeps_data(void)
     CHECK_CONTAINS(fattn_last_error(), "has schema version 1; a writing command (fattn-tune compile) upgrades it");
     /* Writing does, keeping the study. */
     CHECK_INT(fattn_store_open(path("v1.db"), FATTN_DB_WRITE, &s), FATTN_OK);
-    CHECK_INT(pragma(s, "PRAGMA user_version"), 3);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE command = 'compile' AND evaluator IS NULL"), 1);
+    /* v4: confirmations carry the statistics confirm writes. */
+    CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('confirmations') WHERE name IN ('trial_id', "
+                        "'base_kind', 'significant', 'regression', 'previous_id')"),
+              5);
     CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'run_ms'"), 1);
     /* v3: the old study was one run, without search arguments. */
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 1 AND args_json IS NULL AND search_ms IS NULL"),

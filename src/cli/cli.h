@@ -74,6 +74,13 @@ enum {
     OPT_SKIP_GATE,
     OPT_TRIAL,
     OPT_BASELINE,
+    OPT_N,
+    OPT_TOP,
+    OPT_AGAINST,
+    OPT_THRESHOLD,
+    OPT_TARGET,
+    OPT_RESAMPLES,
+    OPT_KERNEL,
 };
 
 #define CLI_TIMING_OPTIONS                                                                                             \

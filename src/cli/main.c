@@ -19,7 +19,6 @@
 
 enum {
     CMD_NEEDS_GPU = 1, /* runs kernels: a GPU must be present */
-    CMD_NOT_BUILT = 2, /* in the command table, not implemented yet */
 };
 
 typedef struct command {
@@ -36,7 +35,7 @@ static const command commands[] = {
     {"query", cmd_query, 0, "read studies, trials, rejections and the compile cache"},
     {"export", cmd_export, 0, "write a study's best configuration as a C header or JSON"},
     {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
-    {"confirm", cmd_confirm, CMD_NEEDS_GPU | CMD_NOT_BUILT, "re-measure the best configurations against a baseline"},
+    {"confirm", cmd_confirm, CMD_NEEDS_GPU, "re-measure the best configurations against a baseline, with CIs"},
     {"bench", cmd_bench, CMD_NEEDS_GPU, "measure one configuration, optionally beside cuDNN"},
     {NULL, NULL, 0, NULL},
 };
@@ -49,14 +48,11 @@ static void usage(FILE *f)
                "\n"
                "Commands:\n");
     for (const command *c = commands; c->name; ++c)
-        fprintf(f, "  %-9s %s%s\n", c->name, c->summary,
-                c->flags & CMD_NOT_BUILT   ? " [not built yet]"
-                : c->flags & CMD_NEEDS_GPU ? " [GPU]"
-                                           : "");
+        fprintf(f, "  %-9s %s%s\n", c->name, c->summary, c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
     fprintf(f, "  help      this text, or a command's: fattn-tune help gates\n"
                "\n"
                "space, gates, compile, query and export need no GPU. Run 'fattn-tune <command> --help' for options.\n"
-               "Exit status: 0 success, 1 failure, 2 usage error.\n");
+               "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
 }
 
 static const command *find_command(const char *name)
@@ -117,15 +113,6 @@ static int run(int argc, char **argv)
     const command *c = find_command(name);
     if (!c)
         return fattn_error(FATTN_EUSAGE, "unknown command '%s'; see fattn-tune --help", name);
-    if (c->flags & CMD_NOT_BUILT) {
-        for (int k = i + 1; k < argc; ++k)
-            if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0)
-                return c->fn(argc - i, argv + i, &common);
-        return fattn_error(FATTN_EFAIL,
-                           "%s is not built yet: it needs the GPU engine, which is not part of this "
-                           "version; 'fattn-tune gates' and 'fattn-tune compile' work without a GPU",
-                           name);
-    }
     return c->fn(argc - i, argv + i, &common);
 }
 

@@ -1,9 +1,10 @@
 /*
  * engine.h - what runs inside the GPU worker process.
  *
- * An engine answers the two requests of the wire protocol: INIT (set up the
- * device, the buffers and the reference kernel) and EVAL (check one
- * configuration's numerics against the reference, then time it). The GPU
+ * An engine answers the requests of the wire protocol: INIT (set up the
+ * device, the buffers and the reference kernel), EVAL (check one
+ * configuration's numerics against the reference, then time it) and CONFIRM
+ * (several kernels verified, then timed interleaved, then verified again). The GPU
  * engine (engine_gpu.c) does it with the driver; the fake engine
  * (engine_fake.c) answers without a GPU, and misbehaves on request
  * ($FATTN_WORKER_HOOK), so that the worker protocol, the watchdog and the
@@ -36,6 +37,11 @@ typedef struct fattn_engine_ops {
     /* Answers an EVAL request into *result. Returns 0, or 1 when the
      * context is ruined (a sticky fault): the worker exits after replying. */
     int (*eval)(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result);
+    /* Answers a CONFIRM request: several kernels (cubins back to back in
+     * the payload) and baselines measured interleaved, one sample of each
+     * per round; *result holds "entries", one RESULT object each. Returns
+     * as eval does. */
+    int (*confirm)(void *state, const cJSON *req, const void *payload, size_t size, fattn_engine_io *io, cJSON *result);
     void (*fini)(void *state);
 } fattn_engine_ops;
 

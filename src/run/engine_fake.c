@@ -15,7 +15,9 @@
  *   numerics=FRAGMENT    wrong output
  *   init-error           INIT fails (as with no GPU)
  *   slow=MS              every EVAL takes MS milliseconds
+ *   slower=FRAGMENT      matching keys run 10% slower (a regression)
  * A baseline request ("baseline": "cudnn") is answered as key "baseline-cudnn".
+ * CONFIRM answers each entry as an EVAL with "n" samples.
  * Not for users: it measures nothing.
  */
 #include <signal.h>
@@ -78,15 +80,10 @@ static int fake_init(void **state, const cJSON *req, const void *ref, size_t ref
     return 0;
 }
 
-static int fake_eval(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result)
+/* Answers one kernel (key) into result: its numerics and n samples.
+ * Returns 1 after a sticky fault. */
+static int fake_one(fake *f, const char *key, int n, fattn_engine_io *io, cJSON *result)
 {
-    fake *f = state;
-    (void)cubin, (void)size;
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "key");
-    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(req, "baseline");
-    const char *key = cJSON_IsString(baseline) ? "baseline-cudnn" : cJSON_IsString(k) ? k->valuestring : "";
-    if (cJSON_IsString(baseline))
-        cJSON_AddStringToObject(result, "baseline", "fake cuDNN (FATTN_WORKER_HOOK)");
     char buf[32];
     io->phase(io, "numerics");
     const char *slow = behaviour(f->hook, "slow", buf, sizeof buf);
@@ -131,14 +128,56 @@ static int fake_eval(void *state, const cJSON *req, const void *cubin, size_t si
     unsigned long long h = 1469598103934665603ull;
     for (const char *p = key; *p; ++p)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    double base = 4.0 + (double)(h % 8000) / 1000.0;
+    double base = (4.0 + (double)(h % 8000) / 1000.0) * (matches(f->hook, "slower", key) ? 1.1 : 1.0);
     cJSON *samples = cJSON_AddArrayToObject(result, "samples");
-    for (int i = 0; i < f->samples; ++i) {
+    for (int i = 0; i < n; ++i) {
         h = h * 6364136223846793005ull + 1442695040888963407ull;
         cJSON_AddItemToArray(samples, cJSON_CreateNumber(base * (1.0 + ((double)(h >> 40) / 16777216.0 - 0.5) / 50)));
     }
+    cJSON_AddStringToObject(result, "timing", "graph");
     cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_OK);
     return 0;
+}
+
+static const char *fake_key(const cJSON *req, cJSON *result)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "key");
+    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(req, "baseline");
+    if (cJSON_IsString(baseline))
+        cJSON_AddStringToObject(result, "baseline", "fake cuDNN (FATTN_WORKER_HOOK)");
+    return cJSON_IsString(baseline) ? "baseline-cudnn" : cJSON_IsString(k) ? k->valuestring : "";
+}
+
+static int fake_eval(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result)
+{
+    fake *f = state;
+    (void)cubin, (void)size;
+    return fake_one(f, fake_key(req, result), f->samples, io, result);
+}
+
+static int fake_confirm(void *state, const cJSON *req, const void *payload, size_t size, fattn_engine_io *io,
+                        cJSON *result)
+{
+    fake *f = state;
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(req, "entries");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(req, "n");
+    cJSON *out = cJSON_AddArrayToObject(result, "entries");
+    int ruined = 0;
+    (void)payload, (void)size;
+    for (const cJSON *e = entries ? entries->child : NULL; e; e = e->next) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(out, r);
+        if (ruined) {
+            cJSON_AddStringToObject(r, "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(r, "detail", "not measured: another kernel of the confirmation faulted");
+            continue;
+        }
+        ruined = fake_one(f, fake_key(e, r), cJSON_IsNumber(n) ? n->valueint : 1, io, r);
+        if (!ruined && cJSON_GetObjectItemCaseSensitive(r, "samples"))
+            cJSON_AddItemToObject(r, "numerics_after", cJSON_Duplicate(cJSON_GetObjectItem(r, "numerics"), 1));
+    }
+    cJSON_AddStringToObject(result, "status", ruined ? FATTN_EVAL_STATUS_FAULT : FATTN_EVAL_STATUS_OK);
+    return ruined;
 }
 
 static void fake_fini(void *state)
@@ -148,4 +187,4 @@ static void fake_fini(void *state)
     free(f);
 }
 
-const fattn_engine_ops fattn_engine_fake = {"fake", fake_init, fake_eval, fake_fini};
+const fattn_engine_ops fattn_engine_fake = {"fake", fake_init, fake_eval, fake_confirm, fake_fini};

@@ -230,7 +230,7 @@ fail:
 /* Records a driver error in the result; returns 1 when it ruined the context. */
 static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
 {
-    char detail[256];
+    char detail[400];
     int sticky = fattn_cu_error_is_sticky(r);
     snprintf(detail, sizeof detail, "%s: %s", what, fattn_cu_error_name(&g->cu, r));
     cJSON_AddStringToObject(
@@ -240,18 +240,9 @@ static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
     return sticky;
 }
 
-#define CU_EVAL(what, call)                                                                                            \
-    do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            ruined = failed(g, result, what, r_);                                                                      \
-            goto out;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
-
-static void add_numerics(cJSON *result, const fattn_numerics *n)
+static void add_numerics(cJSON *result, const char *name, const fattn_numerics *n)
 {
-    cJSON *j = cJSON_AddObjectToObject(result, "numerics");
+    cJSON *j = cJSON_AddObjectToObject(result, name);
     cJSON_AddNumberToObject(j, "n", (double)n->n);
     cJSON_AddNumberToObject(j, "n_bad", (double)n->n_bad);
     cJSON_AddNumberToObject(j, "n_nonfinite", (double)n->n_nonfinite);
@@ -292,138 +283,326 @@ static fattn_cudnn *cudnn_baseline(gpu *g)
     return c;
 }
 
+/* One kernel being measured: its runner, module and timing graph. A failed
+ * step returns the driver's error with `what` naming the step (cuDNN's own
+ * message, when it failed, is in `why`). */
+typedef struct timed {
+    runner run;
+    CUmodule mod;
+    CUgraph graph;
+    CUgraphExec exec;
+    int use_graph;
+    const char *what;
+    char why[320];
+} timed;
+
+#define STEP(name, call)                                                                                               \
+    do {                                                                                                               \
+        CUresult r_ = (call);                                                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                                                      \
+            t->what = t->why[0] ? t->why : (name);                                                                     \
+            return r_;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+
+/* Loads the kernel of request j (or plans its baseline). A request that
+ * cannot be run is answered in `result` (status error) and returns 1. */
+static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, cJSON *result, CUresult *err)
+{
+    fattn_cu *cu = &g->cu;
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(j, "grid");
+    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(j, "baseline");
+    *err = CUDA_SUCCESS;
+    if (cJSON_IsString(baseline)) {
+        if (strcmp(baseline->valuestring, "cudnn") != 0 || !(t->run.cudnn = cudnn_baseline(g))) {
+            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(result, "detail", g->cudnn_why[0] ? g->cudnn_why : "unknown baseline");
+            return 1;
+        }
+        cJSON_AddStringToObject(result, "baseline", fattn_cudnn_describe(t->run.cudnn));
+        return 0;
+    }
+    t->run.gx = cJSON_GetArrayItem(grid, 0) ? (unsigned)cJSON_GetArrayItem(grid, 0)->valueint : 0;
+    t->run.gy = cJSON_GetArrayItem(grid, 1) ? (unsigned)cJSON_GetArrayItem(grid, 1)->valueint : 0;
+    t->run.gz = cJSON_GetArrayItem(grid, 2) ? (unsigned)cJSON_GetArrayItem(grid, 2)->valueint : 0;
+    t->run.threads = (unsigned)num(j, "threads", 0);
+    t->run.smem = (unsigned)num(j, "smem", 0);
+    if (!cubin || !t->run.gx || !t->run.gy || !t->run.gz || !t->run.threads) {
+        cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+        cJSON_AddStringToObject(result, "detail", "EVAL without a cubin, a grid or a block size");
+        return 1;
+    }
+    t->what = "module load";
+    if ((*err = cu->cuModuleLoadData(&t->mod, cubin)) != CUDA_SUCCESS
+        || (*err = cu->cuModuleGetFunction(&t->run.fn, t->mod, "fattn_fwd")) != CUDA_SUCCESS)
+        return 1;
+    t->what = "shared-memory attribute";
+    if (t->run.smem > 48 * 1024
+        && (*err = cu->cuFuncSetAttribute(t->run.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)t->run.smem))
+               != CUDA_SUCCESS)
+        return 1;
+    return 0;
+}
+
+/* Numerics on fresh inputs from `seed`, the output poisoned: the kernel and
+ * the reference on the same inputs, every element compared. */
+static CUresult verify(gpu *g, timed *t, unsigned long long seed, fattn_numerics *n)
+{
+    fattn_cu *cu = &g->cu;
+    int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
+    float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
+    STEP("input fill", fill(g, g->q0, seed, 0, g->stream));
+    STEP("input fill", fill(g, g->k0, seed, 1, g->stream));
+    STEP("input fill", fill(g, g->v0, seed, 2, g->stream));
+    STEP("poison", cu->cuStreamSynchronize(g->stream));
+    STEP("poison", cu->cuMemsetD16(g->o, FATTN_HALF_POISON, g->elems));
+    STEP("poison", cu->cuCtxSynchronize());
+    STEP("candidate launch", run_once(g, &t->run, &g->q0, &g->k0, &g->v0, g->stream, t->why, sizeof t->why));
+    STEP("candidate run", cu->cuStreamSynchronize(g->stream));
+    void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
+    unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
+    STEP("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1, 1, 0,
+                                                g->stream, args, NULL));
+    STEP("reference run", cu->cuStreamSynchronize(g->stream));
+    STEP("copy back", cu->cuMemcpyDtoH(g->h_o, g->o, g->elems * 2));
+    STEP("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
+    fattn_numerics_compare(g->h_o, g->h_ref, g->elems, g->atol, g->rtol, n);
+    return CUDA_SUCCESS;
+}
+
+/* R runs rotating the timing sets, in a CUDA graph; where a run cannot be
+ * captured (some cuDNN engines), they run back to back. */
+static CUresult run_reps(gpu *g, timed *t)
+{
+    if (t->use_graph) {
+        STEP("candidate run", g->cu.cuGraphLaunch(t->exec, g->stream));
+        return CUDA_SUCCESS;
+    }
+    for (int i = 0; i < g->reps; ++i)
+        STEP("candidate run", run_once(g, &t->run, &g->q[i % g->sets], &g->k[i % g->sets], &g->v[i % g->sets],
+                                       g->stream, t->why, sizeof t->why));
+    return CUDA_SUCCESS;
+}
+
+/* Captures the graph and runs the warm-up replays. */
+static CUresult timed_prepare(gpu *g, timed *t)
+{
+    fattn_cu *cu = &g->cu;
+    t->use_graph = 1;
+    STEP("graph capture", cu->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    for (int i = 0; i < g->reps && t->use_graph; ++i) {
+        int s = i % g->sets;
+        if (run_once(g, &t->run, &g->q[s], &g->k[s], &g->v[s], g->stream, t->why, sizeof t->why) != CUDA_SUCCESS)
+            t->use_graph = 0;
+    }
+    if (cu->cuStreamEndCapture(g->stream, &t->graph) != CUDA_SUCCESS || !t->graph)
+        t->use_graph = 0;
+    if (t->use_graph && cu->cuGraphInstantiateWithFlags(&t->exec, t->graph, 0) != CUDA_SUCCESS)
+        t->use_graph = 0;
+    if (!t->use_graph) {
+        if (!t->run.cudnn) {
+            t->what = "graph capture";
+            return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        }
+        t->why[0] = '\0';
+        STEP("stream", cu->cuCtxSynchronize());
+    }
+    for (int w = 0; w < g->warmup; ++w) {
+        CUresult r = run_reps(g, t);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    STEP("candidate run", cu->cuStreamSynchronize(g->stream));
+    return CUDA_SUCCESS;
+}
+
+/* One sample: the CUDA-event time of R runs, per run, in microseconds. */
+static CUresult timed_sample(gpu *g, timed *t, int s, double *us)
+{
+    fattn_cu *cu = &g->cu;
+    float ms = 0;
+    if (g->flush)
+        STEP("L2 flush", cu->cuMemsetD32Async(g->flush, (unsigned)s, g->flush_words, g->stream));
+    STEP("timing", cu->cuEventRecord(g->start, g->stream));
+    CUresult r = run_reps(g, t);
+    if (r != CUDA_SUCCESS)
+        return r;
+    STEP("timing", cu->cuEventRecord(g->stop, g->stream));
+    STEP("candidate run", cu->cuEventSynchronize(g->stop));
+    STEP("timing", cu->cuEventElapsedTime(&ms, g->start, g->stop));
+    *us = (double)ms * 1000.0 / g->reps;
+    return CUDA_SUCCESS;
+}
+
+static void timed_release(gpu *g, timed *t, int ruined)
+{
+    if (t->exec)
+        g->cu.cuGraphExecDestroy(t->exec);
+    if (t->graph)
+        g->cu.cuGraphDestroy(t->graph);
+    if (t->mod && !ruined)
+        g->cu.cuModuleUnload(t->mod);
+    memset(t, 0, sizeof *t);
+}
+
+/* Answers a failed step in `result`; returns 1 when the context is ruined. */
+static int step_failed(gpu *g, timed *t, cJSON *result, CUresult r)
+{
+    return failed(g, result, t->what ? t->what : "candidate run", r);
+}
+
+/* Verifies; answers numerics failures in `result`. Returns 0 when the
+ * numerics pass, 1 when they do not, 2 on a driver error (answered), 3 when
+ * that error ruined the context. */
+static int verify_into(gpu *g, timed *t, unsigned long long seed, const char *name, cJSON *result)
+{
+    fattn_numerics n;
+    CUresult r = verify(g, t, seed, &n);
+    if (r != CUDA_SUCCESS)
+        return step_failed(g, t, result, r) ? 3 : 2;
+    add_numerics(result, name, &n);
+    if (fattn_numerics_ok(&n))
+        return 0;
+    char detail[400];
+    fattn_numerics_describe(&n, &g->shape, detail, sizeof detail);
+    cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_NUMERICS);
+    cJSON_AddStringToObject(result, "detail", detail);
+    return 1;
+}
+
 static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result)
 {
     gpu *g = state;
-    fattn_cu *cu = &g->cu;
-    CUmodule mod = NULL;
-    CUgraph graph = NULL;
-    CUgraphExec exec = NULL;
-    runner run = {0};
-    int ruined = 0, use_graph = 1;
-    char why[320] = "";
-    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(req, "grid");
-    const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(req, "baseline");
-    unsigned long long seed = u64(req, "seed");
-    int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
-    float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
+    timed t = {0};
+    CUresult r;
+    int ruined = 0;
     (void)size;
 
-    CU_EVAL("context", cu->cuCtxSetCurrent(g->ctx));
-    if (cJSON_IsString(baseline)) {
-        if (strcmp(baseline->valuestring, "cudnn") != 0 || !(run.cudnn = cudnn_baseline(g))) {
-            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
-            cJSON_AddStringToObject(result, "detail", g->cudnn_why[0] ? g->cudnn_why : "unknown baseline");
-            return 0;
-        }
-        cJSON_AddStringToObject(result, "baseline", fattn_cudnn_describe(run.cudnn));
-    } else {
-        run.gx = cJSON_GetArrayItem(grid, 0) ? (unsigned)cJSON_GetArrayItem(grid, 0)->valueint : 0;
-        run.gy = cJSON_GetArrayItem(grid, 1) ? (unsigned)cJSON_GetArrayItem(grid, 1)->valueint : 0;
-        run.gz = cJSON_GetArrayItem(grid, 2) ? (unsigned)cJSON_GetArrayItem(grid, 2)->valueint : 0;
-        run.threads = (unsigned)num(req, "threads", 0);
-        run.smem = (unsigned)num(req, "smem", 0);
-        if (!cubin || !run.gx || !run.gy || !run.gz || !run.threads) {
-            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
-            cJSON_AddStringToObject(result, "detail", "EVAL without a cubin, a grid or a block size");
-            return 0;
-        }
-        CU_EVAL("module load", cu->cuModuleLoadData(&mod, cubin));
-        CU_EVAL("module load", cu->cuModuleGetFunction(&run.fn, mod, "fattn_fwd"));
-        if (run.smem > 48 * 1024)
-            CU_EVAL("shared-memory attribute",
-                    cu->cuFuncSetAttribute(run.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)run.smem));
-    }
-
-    /* 1. Numerics on fresh inputs, output poisoned. */
-    io->phase(io, "numerics");
-    CU_EVAL("input fill", fill(g, g->q0, seed, 0, g->stream));
-    CU_EVAL("input fill", fill(g, g->k0, seed, 1, g->stream));
-    CU_EVAL("input fill", fill(g, g->v0, seed, 2, g->stream));
-    CU_EVAL("poison", cu->cuStreamSynchronize(g->stream));
-    CU_EVAL("poison", cu->cuMemsetD16(g->o, FATTN_HALF_POISON, g->elems));
-    CU_EVAL("poison", cu->cuCtxSynchronize());
-    CU_EVAL(why[0] ? why : "candidate launch", run_once(g, &run, &g->q0, &g->k0, &g->v0, g->stream, why, sizeof why));
-    CU_EVAL("candidate run", cu->cuStreamSynchronize(g->stream));
-    {
-        void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
-        unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
-        CU_EVAL("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1,
-                                                       1, 0, g->stream, args, NULL));
-        CU_EVAL("reference run", cu->cuStreamSynchronize(g->stream));
-    }
-    CU_EVAL("copy back", cu->cuMemcpyDtoH(g->h_o, g->o, g->elems * 2));
-    CU_EVAL("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
-    fattn_numerics n;
-    fattn_numerics_compare(g->h_o, g->h_ref, g->elems, g->atol, g->rtol, &n);
-    add_numerics(result, &n);
-    if (!fattn_numerics_ok(&n)) {
-        char detail[400];
-        fattn_numerics_describe(&n, &g->shape, detail, sizeof detail);
-        cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_NUMERICS);
-        cJSON_AddStringToObject(result, "detail", detail);
+    if ((r = g->cu.cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
+        return failed(g, result, "context", r);
+    if (timed_load(g, req, cubin, &t, result, &r)) {
+        ruined = r != CUDA_SUCCESS && failed(g, result, t.what, r);
         goto out;
     }
-
-    /* 2. Timing: R runs in a graph, rotating the timing sets; where a run
-     * cannot be captured (some cuDNN engines), R runs back to back. */
+    /* 1. Numerics on fresh inputs, output poisoned. */
+    io->phase(io, "numerics");
+    int v = verify_into(g, &t, u64(req, "seed"), "numerics", result);
+    if (v) {
+        ruined = v == 3;
+        goto out;
+    }
+    /* 2. Timing: warm-up replays, then the samples. */
     io->phase(io, "timing");
-    CU_EVAL("graph capture", cu->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    for (int i = 0; i < g->reps && use_graph; ++i) {
-        int s = i % g->sets;
-        if (run_once(g, &run, &g->q[s], &g->k[s], &g->v[s], g->stream, why, sizeof why) != CUDA_SUCCESS)
-            use_graph = 0;
+    if ((r = timed_prepare(g, &t)) != CUDA_SUCCESS) {
+        ruined = step_failed(g, &t, result, r);
+        goto out;
     }
-    if (cu->cuStreamEndCapture(g->stream, &graph) != CUDA_SUCCESS || !graph)
-        use_graph = 0;
-    if (use_graph && cu->cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS)
-        use_graph = 0;
-    if (!use_graph) {
-        if (!run.cudnn)
-            CU_EVAL("graph capture", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-        why[0] = '\0';
-        CU_EVAL("stream", cu->cuCtxSynchronize());
-    }
-    cJSON_AddStringToObject(result, "timing", use_graph ? "graph" : "stream");
-    for (int w = 0; w < g->warmup; ++w) {
-        if (use_graph) {
-            CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
-        } else {
-            for (int i = 0; i < g->reps; ++i)
-                CU_EVAL(why[0] ? why : "candidate run", run_once(g, &run, &g->q[i % g->sets], &g->k[i % g->sets],
-                                                                 &g->v[i % g->sets], g->stream, why, sizeof why));
-        }
-    }
-    CU_EVAL("candidate run", cu->cuStreamSynchronize(g->stream));
+    cJSON_AddStringToObject(result, "timing", t.use_graph ? "graph" : "stream");
     cJSON *samples = cJSON_AddArrayToObject(result, "samples");
     for (int s = 0; s < g->samples; ++s) {
-        float ms = 0;
-        if (g->flush)
-            CU_EVAL("L2 flush", cu->cuMemsetD32Async(g->flush, (unsigned)s, g->flush_words, g->stream));
-        CU_EVAL("timing", cu->cuEventRecord(g->start, g->stream));
-        if (use_graph) {
-            CU_EVAL("candidate run", cu->cuGraphLaunch(exec, g->stream));
-        } else {
-            for (int i = 0; i < g->reps; ++i)
-                CU_EVAL(why[0] ? why : "candidate run", run_once(g, &run, &g->q[i % g->sets], &g->k[i % g->sets],
-                                                                 &g->v[i % g->sets], g->stream, why, sizeof why));
+        double us;
+        if ((r = timed_sample(g, &t, s, &us)) != CUDA_SUCCESS) {
+            cJSON_DeleteItemFromObject(result, "samples");
+            ruined = step_failed(g, &t, result, r);
+            goto out;
         }
-        CU_EVAL("timing", cu->cuEventRecord(g->stop, g->stream));
-        CU_EVAL("candidate run", cu->cuEventSynchronize(g->stop));
-        CU_EVAL("timing", cu->cuEventElapsedTime(&ms, g->start, g->stop));
-        cJSON_AddItemToArray(samples, cJSON_CreateNumber((double)ms * 1000.0 / g->reps));
+        cJSON_AddItemToArray(samples, cJSON_CreateNumber(us));
         if (s % 8 == 7)
             io->phase(io, "timing");
     }
     cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_OK);
 out:
-    if (exec)
-        cu->cuGraphExecDestroy(exec);
-    if (graph)
-        cu->cuGraphDestroy(graph);
-    if (mod && !ruined)
-        cu->cuModuleUnload(mod);
+    timed_release(g, &t, ruined);
     return ruined;
 }
 
-const fattn_engine_ops fattn_engine_gpu = {"gpu", gpu_init, gpu_eval, gpu_fini};
+/* CONFIRM: the kernels of "entries" (cubins back to back in the payload at
+ * "offset"/"size"; or a "baseline") measured interleaved: each verified on
+ * fresh inputs from "seed", graphs captured and warmed up, then "n" rounds
+ * of one sample of each entry in turn (A B A B ...), then each verified
+ * again on inputs from seed + 1. Answers {"entries": [RESULT, ...]}. */
+static int gpu_confirm(void *state, const cJSON *req, const void *payload, size_t size, fattn_engine_io *io,
+                       cJSON *result)
+{
+    gpu *g = state;
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(req, "entries");
+    int k = cJSON_GetArraySize(entries), n = num(req, "n", 0), ruined = 0;
+    unsigned long long seed = u64(req, "seed");
+    cJSON *out = cJSON_AddArrayToObject(result, "entries");
+    CUresult r;
+    if (k < 1 || k > 64 || n < 1) {
+        cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+        cJSON_AddStringToObject(result, "detail", "CONFIRM needs 1 to 64 entries and n >= 1");
+        return 0;
+    }
+    if ((r = g->cu.cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
+        return failed(g, result, "context", r);
+    timed *t = fattn_xcalloc((size_t)k, sizeof *t);
+    cJSON **res = fattn_xcalloc((size_t)k, sizeof *res), **samples = fattn_xcalloc((size_t)k, sizeof *samples);
+    int *live = fattn_xcalloc((size_t)k, sizeof *live);
+    for (int i = 0; i < k; ++i)
+        cJSON_AddItemToArray(out, res[i] = cJSON_CreateObject());
+    /* Load, verify, capture and warm up each entry. */
+    io->phase(io, "numerics");
+    for (int i = 0; i < k && !ruined; ++i) {
+        const cJSON *e = cJSON_GetArrayItem(entries, i);
+        size_t off = (size_t)num(e, "offset", 0), len = (size_t)num(e, "size", 0);
+        const void *cubin = len && off + len <= size ? (const unsigned char *)payload + off : NULL;
+        if (timed_load(g, e, cubin, &t[i], res[i], &r)) {
+            ruined = r != CUDA_SUCCESS && failed(g, res[i], t[i].what, r);
+            continue;
+        }
+        int v = verify_into(g, &t[i], seed, "numerics", res[i]);
+        if (v) {
+            ruined = v == 3;
+            continue;
+        }
+        if ((r = timed_prepare(g, &t[i])) != CUDA_SUCCESS) {
+            ruined = step_failed(g, &t[i], res[i], r);
+            continue;
+        }
+        cJSON_AddStringToObject(res[i], "timing", t[i].use_graph ? "graph" : "stream");
+        live[i] = 1;
+    }
+    /* The rounds. */
+    for (int s = 0; s < n && !ruined; ++s) {
+        io->phase(io, "timing");
+        for (int i = 0; i < k && !ruined; ++i) {
+            double us;
+            if (!live[i])
+                continue;
+            if ((r = timed_sample(g, &t[i], s, &us)) != CUDA_SUCCESS) {
+                ruined = step_failed(g, &t[i], res[i], r);
+                live[i] = 0;
+                continue;
+            }
+            if (!samples[i])
+                samples[i] = cJSON_AddArrayToObject(res[i], "samples");
+            cJSON_AddItemToArray(samples[i], cJSON_CreateNumber(us));
+        }
+    }
+    /* Verified again, on other inputs, after the timing. */
+    io->phase(io, "numerics");
+    for (int i = 0; i < k && !ruined; ++i) {
+        if (!live[i])
+            continue;
+        int v = verify_into(g, &t[i], seed + 1, "numerics_after", res[i]);
+        ruined = v == 3;
+        if (!v)
+            cJSON_AddStringToObject(res[i], "status", FATTN_EVAL_STATUS_OK);
+        else if (samples[i])
+            cJSON_DeleteItemFromObject(res[i], "samples");
+    }
+    for (int i = 0; i < k; ++i) {
+        if (ruined && !cJSON_GetObjectItemCaseSensitive(res[i], "status")) {
+            cJSON_AddStringToObject(res[i], "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(res[i], "detail", "not measured: another kernel of the confirmation faulted");
+        }
+        timed_release(g, &t[i], ruined);
+    }
+    cJSON_AddStringToObject(result, "status", ruined ? FATTN_EVAL_STATUS_FAULT : FATTN_EVAL_STATUS_OK);
+    free(t), free(res), free(samples), free(live);
+    return ruined;
+}
+
+const fattn_engine_ops fattn_engine_gpu = {"gpu", gpu_init, gpu_eval, gpu_confirm, gpu_fini};

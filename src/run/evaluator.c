@@ -41,6 +41,19 @@ int fattn_evaluate(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval
     return rc;
 }
 
+int fattn_evaluate_interleaved(fattn_evaluator *e, const fattn_eval_request *reqs, size_t k, int n,
+                               fattn_eval_result *out)
+{
+    memset(out, 0, k * sizeof *out);
+    if (!e->ops->interleaved)
+        return fattn_error(FATTN_EFAIL, "the %s evaluator cannot measure: confirm needs a GPU", e->ops->name);
+    double t0 = fattn_now_ms();
+    int rc = e->ops->interleaved(e, reqs, k, n, out);
+    for (size_t i = 0; i < k; ++i)
+        out[i].wall_ms = fattn_now_ms() - t0;
+    return rc;
+}
+
 void fattn_evaluator_close(fattn_evaluator **e)
 {
     if (*e)
@@ -141,9 +154,14 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
     snprintf(out->timing_kind, sizeof out->timing_kind, "%s", cJSON_IsString(kind) ? kind->valuestring : "graph");
     if (cJSON_IsString(baseline))
         snprintf(out->baseline, sizeof out->baseline, "%s", baseline->valuestring);
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(j, "numerics_after");
     if (cJSON_IsObject(num)) {
         out->has_numerics = 1;
         read_numerics(num, &out->num);
+    }
+    if (cJSON_IsObject(after)) {
+        out->has_numerics_after = 1;
+        read_numerics(after, &out->num_after);
     }
     if (!strcmp(s, "ok")) {
         int n = cJSON_IsArray(samples) ? cJSON_GetArraySize(samples) : 0;
@@ -184,19 +202,23 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
                  cJSON_IsString(detail) ? detail->valuestring : "the worker could not run the configuration");
 }
 
-static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
+/* A worker, started anew where the last one died. */
+static int ensure_worker(gpu_eval *g, fattn_eval_result *out)
 {
-    gpu_eval *g = (gpu_eval *)base;
     char why[512];
-    fattn_msg reply;
-    if (!fattn_worker_alive(g->worker)) {
-        fattn_worker_stop(&g->worker);
-        if (start_worker(g, why, sizeof why)) {
-            out->status = FATTN_EVAL_ERROR;
-            snprintf(out->detail, sizeof out->detail, "%s", why);
-            return fattn_error(FATTN_EFAIL, "%s", why);
-        }
-    }
+    if (fattn_worker_alive(g->worker))
+        return FATTN_OK;
+    fattn_worker_stop(&g->worker);
+    if (!start_worker(g, why, sizeof why))
+        return FATTN_OK;
+    out->status = FATTN_EVAL_ERROR;
+    snprintf(out->detail, sizeof out->detail, "%s", why);
+    return fattn_error(FATTN_EFAIL, "%s", why);
+}
+
+/* The request for one kernel (or baseline), without its cubin. */
+static cJSON *request_json(const gpu_eval *g, const fattn_eval_request *req)
+{
     const fattn_shape *s = &g->cfg.shape;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "key", req->key);
@@ -212,9 +234,12 @@ static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fa
         cJSON_AddNumberToObject(j, "smem", req->smem);
     }
     add_u64(j, "seed", req->seed);
-    int rc = fattn_worker_call(g->worker, FATTN_MSG_EVAL, j, req->baseline ? NULL : req->cubin,
-                               req->baseline ? 0 : req->cubin_size, g->cfg.kernel_timeout_ms, &reply, why, sizeof why);
-    cJSON_Delete(j);
+    return j;
+}
+
+/* A call that got no RESULT: the verdict of what happened instead. */
+static void call_failed(int rc, const fattn_msg *reply, const char *why, fattn_eval_result *out)
+{
     if (rc == FATTN_WORKER_TIMEOUT) {
         out->status = FATTN_EVAL_TIMEOUT;
         snprintf(out->detail, sizeof out->detail, "%s", why);
@@ -224,16 +249,80 @@ static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fa
     } else if (rc) {
         out->status = FATTN_EVAL_ERROR;
         snprintf(out->detail, sizeof out->detail, "worker protocol error: %.400s", why);
-    } else if (reply.type == FATTN_MSG_RESULT) {
-        read_result(g, reply.json, out);
     } else {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(reply.json, "message");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(reply->json, "message");
         out->status = FATTN_EVAL_ERROR;
         snprintf(out->detail, sizeof out->detail, "%s", cJSON_IsString(m) ? m->valuestring : "unexpected answer");
     }
+}
+
+static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
+{
+    gpu_eval *g = (gpu_eval *)base;
+    char why[512];
+    fattn_msg reply;
+    if (ensure_worker(g, out))
+        return FATTN_EFAIL;
+    cJSON *j = request_json(g, req);
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_EVAL, j, req->baseline ? NULL : req->cubin,
+                               req->baseline ? 0 : req->cubin_size, g->cfg.kernel_timeout_ms, &reply, why, sizeof why);
+    cJSON_Delete(j);
+    if (!rc && reply.type == FATTN_MSG_RESULT)
+        read_result(g, reply.json, out);
+    else
+        call_failed(rc, &reply, why, out);
     fattn_msg_release(&reply);
     /* A fault ruins the worker's context: it exits after answering. */
     if (out->status == FATTN_EVAL_FAULT)
+        fattn_worker_stop(&g->worker);
+    return FATTN_OK;
+}
+
+static int gpu_interleaved(fattn_evaluator *base, const fattn_eval_request *reqs, size_t k, int n,
+                           fattn_eval_result *out)
+{
+    gpu_eval *g = (gpu_eval *)base;
+    char why[512];
+    fattn_msg reply;
+    if (ensure_worker(g, out))
+        return FATTN_EFAIL;
+    cJSON *j = cJSON_CreateObject(), *entries = cJSON_AddArrayToObject(j, "entries");
+    size_t total = 0;
+    for (size_t i = 0; i < k; ++i)
+        total += reqs[i].baseline ? 0 : reqs[i].cubin_size;
+    unsigned char *payload = fattn_xmalloc(total ? total : 1);
+    size_t off = 0;
+    for (size_t i = 0; i < k; ++i) {
+        cJSON *e = request_json(g, &reqs[i]);
+        if (!reqs[i].baseline) {
+            memcpy(payload + off, reqs[i].cubin, reqs[i].cubin_size);
+            cJSON_AddNumberToObject(e, "offset", (double)off);
+            cJSON_AddNumberToObject(e, "size", (double)reqs[i].cubin_size);
+            off += reqs[i].cubin_size;
+        }
+        cJSON_AddItemToArray(entries, e);
+    }
+    cJSON_AddNumberToObject(j, "n", n);
+    add_u64(j, "seed", reqs[0].seed);
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_CONFIRM, j, payload, total, g->cfg.kernel_timeout_ms, &reply, why,
+                               sizeof why);
+    cJSON_Delete(j);
+    free(payload);
+    const cJSON *results =
+        rc || reply.type != FATTN_MSG_RESULT ? NULL : cJSON_GetObjectItemCaseSensitive(reply.json, "entries");
+    int faulted = 0;
+    for (size_t i = 0; i < k; ++i) {
+        const cJSON *r = cJSON_GetArrayItem(results, (int)i);
+        if (cJSON_IsObject(r))
+            read_result(g, r, &out[i]);
+        else if (results)
+            out[i].status = FATTN_EVAL_ERROR, snprintf(out[i].detail, sizeof out[i].detail, "no answer for it");
+        else
+            call_failed(rc, &reply, why, &out[i]);
+        faulted |= out[i].status == FATTN_EVAL_FAULT;
+    }
+    fattn_msg_release(&reply);
+    if (faulted)
         fattn_worker_stop(&g->worker);
     return FATTN_OK;
 }
@@ -247,7 +336,7 @@ static void gpu_close(fattn_evaluator *base)
     free(g);
 }
 
-static const fattn_evaluator_ops gpu_ops = {"gpu", gpu_eval_one, gpu_close};
+static const fattn_evaluator_ops gpu_ops = {"gpu", gpu_eval_one, gpu_interleaved, gpu_close};
 
 int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **out)
 {
@@ -336,7 +425,7 @@ static void replay_close(fattn_evaluator *base)
     free(r);
 }
 
-static const fattn_evaluator_ops replay_ops = {"replay", replay_one, replay_close};
+static const fattn_evaluator_ops replay_ops = {"replay", replay_one, NULL, replay_close};
 
 int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out)
 {

@@ -47,6 +47,8 @@ typedef struct fattn_eval_result {
     char detail[512]; /* the CUDA error, the numerics, what the worker did */
     int has_numerics;
     fattn_numerics num;
+    int has_numerics_after; /* interleaved: verified again after the timing */
+    fattn_numerics num_after;
     size_t nsamples;
     double *samples; /* per-launch microseconds; owned */
     int has_timing;
@@ -78,6 +80,8 @@ typedef struct fattn_evaluator fattn_evaluator;
 typedef struct fattn_evaluator_ops {
     const char *name;
     int (*eval)(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out);
+    /* NULL where the evaluator cannot measure (replay). */
+    int (*interleaved)(fattn_evaluator *e, const fattn_eval_request *reqs, size_t k, int n, fattn_eval_result *out);
     void (*close)(fattn_evaluator *e);
 } fattn_evaluator_ops;
 
@@ -97,6 +101,15 @@ int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **o
 int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out);
 
 int fattn_evaluate(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out);
+
+/* Measures k kernels (or baselines) interleaved, for confirm: each verified
+ * on fresh inputs from reqs[0].seed, then n rounds of one sample of each in
+ * turn (A B A B ...), then each verified again on inputs from seed + 1;
+ * out[i] is reqs[i]'s verdict and samples. Returns FATTN_OK with the
+ * verdicts (a fault or a dead worker is a verdict), or FATTN_EFAIL (message
+ * printed) when the evaluator cannot measure or its worker cannot start. */
+int fattn_evaluate_interleaved(fattn_evaluator *e, const fattn_eval_request *reqs, size_t k, int n,
+                               fattn_eval_result *out);
 void fattn_evaluator_close(fattn_evaluator **e);
 
 /* "ok", "numerics", "runtime_fault", "timeout", "error". */

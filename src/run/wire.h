@@ -19,6 +19,7 @@ enum fattn_msg_type {
     FATTN_MSG_INIT = 1, /* shape, seeds, timing plan; payload: the reference cubin */
     FATTN_MSG_EVAL = 2, /* one configuration; payload: its cubin */
     FATTN_MSG_QUIT = 3,
+    FATTN_MSG_CONFIRM = 4, /* kernels measured interleaved; payload: their cubins back to back */
     /* worker -> search process */
     FATTN_MSG_READY = 101,  /* initialized; the device's properties */
     FATTN_MSG_PHASE = 102,  /* still working: a new phase began (resets the watchdog) */

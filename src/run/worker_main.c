@@ -69,9 +69,10 @@ int fattn_worker_main(int fd)
             else
                 rc = fattn_wire_send(fd, FATTN_MSG_READY, ready, NULL, 0);
             cJSON_Delete(ready);
-        } else if (m.type == FATTN_MSG_EVAL && state) {
+        } else if ((m.type == FATTN_MSG_EVAL || m.type == FATTN_MSG_CONFIRM) && state) {
             cJSON *result = cJSON_CreateObject();
-            int ruined = ops->eval(state, m.json, m.payload, m.payload_len, &io, result);
+            int ruined = m.type == FATTN_MSG_EVAL ? ops->eval(state, m.json, m.payload, m.payload_len, &io, result)
+                                                  : ops->confirm(state, m.json, m.payload, m.payload_len, &io, result);
             rc = fattn_wire_send(fd, FATTN_MSG_RESULT, result, NULL, 0);
             cJSON_Delete(result);
             if (ruined) {
@@ -81,7 +82,7 @@ int fattn_worker_main(int fd)
             }
         } else {
             snprintf(why, sizeof why, "unexpected message of type %u%s", m.type,
-                     m.type == FATTN_MSG_EVAL ? " before INIT" : "");
+                     m.type == FATTN_MSG_EVAL || m.type == FATTN_MSG_CONFIRM ? " before INIT" : "");
             rc = reply_error(fd, why);
         }
         fattn_msg_release(&m);

@@ -149,6 +149,30 @@ static const char *const migrations[] = {
     "ALTER TABLE studies ADD COLUMN args_json TEXT;\n"
     "ALTER TABLE studies ADD COLUMN search_ms REAL;\n"
     "ALTER TABLE studies ADD COLUMN runs INTEGER NOT NULL DEFAULT 1;\n",
+    /* v4: confirm: what was compared (the candidate's trial, the baseline's
+     * kind and key), how (resamples, level, target, timing), the rest of
+     * the statistics, the numerics re-verified, the regression check. */
+    "ALTER TABLE confirmations ADD COLUMN trial_id INTEGER REFERENCES trials(id);\n"
+    "ALTER TABLE confirmations ADD COLUMN arch TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN base_kind TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN base_desc TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN resamples INTEGER;\n"
+    "ALTER TABLE confirmations ADD COLUMN level REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN target REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN timing_method TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN p10_us REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN base_p10_us REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN mwu_u REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN significant INTEGER;\n"
+    "ALTER TABLE confirmations ADD COLUMN p90_ok INTEGER;\n"
+    "ALTER TABLE confirmations ADD COLUMN success INTEGER;\n"
+    "ALTER TABLE confirmations ADD COLUMN max_abs_err REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN base_max_abs_err REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN detail TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN previous_id INTEGER REFERENCES confirmations(id);\n"
+    "ALTER TABLE confirmations ADD COLUMN change_pct REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN regression INTEGER;\n"
+    "CREATE INDEX confirmations_by_config ON confirmations (config_key, device);\n",
 };
 
 int fattn_schema_latest(void)

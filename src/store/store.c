@@ -204,11 +204,13 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
     int exists = stat(path, &st) == 0;
     int rc = FATTN_EFAIL;
     *out = NULL;
-    if (mode == FATTN_DB_READ && !exists)
+    if (mode != FATTN_DB_WRITE && !exists)
         return fattn_error(FATTN_EFAIL,
                            "database %s does not exist; run fattn-tune compile (or search) first, or "
                            "pass --db",
                            path);
+    if (mode == FATTN_DB_UPDATE)
+        mode = FATTN_DB_WRITE;
     if (exists && S_ISDIR(st.st_mode))
         return fattn_error(FATTN_EFAIL, "database %s is a directory; expected a database file", path);
     if (mode == FATTN_DB_WRITE && !exists && fattn_make_parent_dir(path))

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "compile/postgates.h"
+#include "confirm/stats.h"
 #include "run/evaluator.h"
 #include "space/params.h"
 #include "target/shape.h"
@@ -30,7 +31,8 @@
 
 typedef struct fattn_store fattn_store;
 
-enum fattn_store_mode { FATTN_DB_READ, FATTN_DB_WRITE };
+/* UPDATE: WRITE, but the file must exist already. */
+enum fattn_store_mode { FATTN_DB_READ, FATTN_DB_WRITE, FATTN_DB_UPDATE };
 
 /* The schema version this build writes. */
 int fattn_store_schema_version(void);
@@ -139,5 +141,44 @@ int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
 int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e);
 
 void fattn_cache_entry_release(fattn_cache_entry *e);
+
+/* One candidate of a confirm run against its baseline (confirmations.c). */
+typedef struct fattn_confirm_rec {
+    long long study_id;
+    long long trial_id; /* the candidate's trial; 0 when none */
+    const char *config_key;
+    const char *arch, *device;
+    const char *baseline;  /* as given: "cudnn", "config:KEY", "trial:ID" */
+    const char *base_kind; /* "cudnn" or "config" */
+    const char *base_desc; /* what it was: "cuDNN 9.14.0, engine 7" or a key */
+    int n;
+    long long seed;
+    size_t resamples;
+    double level, target;
+    const char *timing_method;
+    const fattn_eval_result *cand, *base; /* samples, numerics */
+    const fattn_comparison *cmp;          /* NULL when either was not measured */
+    const char *verdict;
+    const char *detail;
+    long long previous_id; /* 0: none compared */
+    double change_pct;
+    int regression;
+} fattn_confirm_rec;
+
+/* Inserts a confirmation and the raw samples of both sides (call inside a
+ * transaction). */
+int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, long long *id);
+
+/* The last measured confirmation of a configuration on the same shape and
+ * device. */
+typedef struct fattn_confirm_prev {
+    long long id;
+    double median_us, ci_lo_us, ci_hi_us;
+    char created_at[32];
+} fattn_confirm_prev;
+
+/* Returns 1 with *p when found, 0 when none, FATTN_EFAIL on error. */
+int fattn_store_confirmation_previous(fattn_store *s, const char *config_key, const char *device,
+                                      const fattn_shape *shape, fattn_confirm_prev *p);
 
 #endif

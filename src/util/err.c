@@ -44,7 +44,7 @@ int fattn_exit_status(int rc)
 {
     if (rc == FATTN_OK)
         return 0;
-    return rc == FATTN_EUSAGE ? 2 : 1;
+    return rc == FATTN_EUSAGE ? 2 : rc == FATTN_EREGRESS ? 3 : 1;
 }
 
 void fattn_warn(const char *fmt, ...)

@@ -17,6 +17,7 @@ enum {
     FATTN_OK = 0,
     FATTN_EFAIL = -1,
     FATTN_EUSAGE = -2,
+    FATTN_EREGRESS = -3, /* confirm --against previous found a regression (exit status 3) */
 };
 
 /* Records and prints a message; returns `code` so that callers can write
@@ -33,7 +34,8 @@ void fattn_error_set_quiet(int quiet);
  * messages back instead of printing them); returns the previous setting. */
 int fattn_error_set_quiet_thread(int quiet);
 
-/* Exit status for a return code: 0, 1 (failure) or 2 (usage error). */
+/* Exit status for a return code: 0, 1 (failure), 2 (usage error) or 3
+ * (a confirmed regression). */
 int fattn_exit_status(int rc);
 
 /* Prints a warning "fattn-tune: warning: ..." (not recorded). */

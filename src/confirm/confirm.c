@@ -1,0 +1,121 @@
+/*
+ * confirm.c - the candidates and baselines of confirm, read from the study.
+ */
+#include "confirm/confirm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "util/err.h"
+
+int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out)
+{
+    sqlite3_stmt *st;
+    memset(out, 0, sizeof *out);
+    if (!id && !(id = fattn_latest_study(s)))
+        return FATTN_EFAIL;
+    if (fattn_study_exists(s, id))
+        return FATTN_EUSAGE;
+    if (sqlite3_prepare_v2(fattn_store_db(s),
+                           "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device FROM studies "
+                           "WHERE id = ?1",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read studies");
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read studies");
+    }
+    out->id = id;
+    out->shape.batch = sqlite3_column_int(st, 0);
+    out->shape.heads = sqlite3_column_int(st, 1);
+    out->shape.seqlen = sqlite3_column_int(st, 2);
+    out->shape.head_dim = sqlite3_column_int(st, 3);
+    out->shape.causal = sqlite3_column_int(st, 4);
+    snprintf(out->arch, sizeof out->arch, "%s", (const char *)sqlite3_column_text(st, 5));
+    snprintf(out->kernel_hash, sizeof out->kernel_hash, "%s", (const char *)sqlite3_column_text(st, 6));
+    const unsigned char *dev = sqlite3_column_text(st, 7);
+    snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
+    sqlite3_finalize(st);
+    return FATTN_OK;
+}
+
+static int read_cand(sqlite3_stmt *st, fattn_confirm_cand *c)
+{
+    memset(c, 0, sizeof *c);
+    c->trial = sqlite3_column_int64(st, 0);
+    snprintf(c->key, sizeof c->key, "%s", (const char *)sqlite3_column_text(st, 1));
+    c->median_us = sqlite3_column_double(st, 2);
+    return fattn_config_parse(c->key, "stored trial", &c->cfg);
+}
+
+int fattn_confirm_top(fattn_store *s, long long study, int k, fattn_confirm_cand *out, int *n)
+{
+    sqlite3_stmt *st;
+    *n = 0;
+    if (sqlite3_prepare_v2(fattn_store_db(s),
+                           "SELECT min(id), config_key, min(median_us) AS m FROM trials WHERE study_id = ?1 AND "
+                           "status = 'ok' AND median_us IS NOT NULL GROUP BY config_key ORDER BY m, min(id) LIMIT ?2",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, study);
+    sqlite3_bind_int(st, 2, k);
+    int r, rc = FATTN_OK;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        if (!(rc = read_cand(st, &out[*n])))
+            ++*n;
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    if (!*n)
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld has no timed trial: nothing to confirm (run fattn-tune search on a GPU "
+                           "first; fattn-tune query trials --study %lld lists what it has)",
+                           study, study);
+    return FATTN_OK;
+}
+
+int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_confirm_study *study, fattn_confirm_cand *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s),
+                           "SELECT t.id, t.config_key, t.median_us, s.batch, s.heads, s.seqlen, s.head_dim, "
+                           "s.causal, s.arch FROM trials t JOIN studies s ON s.id = t.study_id WHERE t.id = ?1",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, trial);
+    int rc;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = fattn_error(FATTN_EUSAGE, "--baseline trial:%lld: no such trial in %s", trial, fattn_store_path(s));
+    } else {
+        fattn_shape sh = {sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int(st, 5),
+                          sqlite3_column_int(st, 6), sqlite3_column_int(st, 7)};
+        const fattn_shape *w = &study->shape;
+        if (sh.batch != w->batch || sh.heads != w->heads || sh.seqlen != w->seqlen || sh.head_dim != w->head_dim
+            || sh.causal != w->causal || strcmp((const char *)sqlite3_column_text(st, 8), study->arch) != 0) {
+            char a[96], b[96];
+            fattn_shape_format(&sh, a, sizeof a);
+            fattn_shape_format(w, b, sizeof b);
+            rc = fattn_error(FATTN_EUSAGE, "--baseline trial:%lld: the trial is for %s on %s, the study for %s on %s",
+                             trial, a, (const char *)sqlite3_column_text(st, 8), b, study->arch);
+        } else {
+            rc = read_cand(st, out);
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+const char *const *fattn_confirm_fa2_keys(int head_dim)
+{
+    static const char *const d64[] = {"bm128-bn128-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1",
+                                      "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", NULL};
+    static const char *const d128[] = {"bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn32-bk64-w8-s2-u1-cp1-sw1-h1",
+                                       "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h1",
+                                       NULL};
+    return head_dim <= 64 ? d64 : d128;
+}
