@@ -1,6 +1,8 @@
 /*
  * cmd_export.c - fattn-tune export: a study's best configuration as a C
- * header (default) or JSON, on stdout or into a file written atomically.
+ * header (default), JSON, the measured cubin, or the specialized kernel
+ * source; every trial as T4 JSON; or several studies (shapes) as one header
+ * with a dispatch table. Output on stdout or into files written atomically.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,48 +11,81 @@
 #include "export/export.h"
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/paths.h"
+
+#define MAX_STUDIES 64
 
 static const char help[] =
-    "usage: fattn-tune export [--study N] [--format header|json|cubin] [-o FILE]\n"
+    "usage: fattn-tune export [--study N] [--format header|json|cubin|t4] [-o FILE] [--kernel FILE.cu]\n"
+    "       fattn-tune export --study N --study M ... [-o FILE]\n"
     "\n"
-    "Writes the fastest timed configuration of a study (default: the latest) as a C header\n"
-    "defining FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL, FATTN_THREADS and\n"
-    "FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device, metric).\n"
+    "Writes a study's best configuration (default: the latest study): the configuration its\n"
+    "confirmations found fastest (fattn-tune confirm), or before any confirmation its fastest timed\n"
+    "trial. The C header defines FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL,\n"
+    "FATTN_THREADS and FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device,\n"
+    "search metric, and the confirmed median, CI, baseline and speedup when confirmed).\n"
     "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
     "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
     "\n"
-    "  --study N            study id (see fattn-tune query studies)\n"
-    "  --format FMT         header (default), json, or cubin (the exact compiled kernel that was\n"
-    "                       measured, from the compile cache; needs -o)\n"
+    "  --study N            study id (see fattn-tune query studies); repeat it to export several\n"
+    "                       studies (shapes) into one header with a table and fattn_tuned_lookup()\n"
+    "  --format FMT         header (default), json, cubin (the exact compiled kernel that was measured,\n"
+    "                       from the compile cache; needs -o), or t4 (every trial in the T4 results\n"
+    "                       format of Kernel Tuner and KTT)\n"
     "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
+    "  --kernel FILE        also write the kernel source specialized for the configuration (the header,\n"
+    "                       then kernels/fattn_fwd.cu with its headers inlined): nvcc -c FILE builds it\n"
     "  --db PATH            results database (default results/fattn.db)\n"
+    "  --kernel-dir DIR     where the kernel source is (for --kernel)\n"
     "  -h, --help           this help\n";
 
+enum { FMT_HEADER, FMT_JSON, FMT_CUBIN, FMT_T4 };
+
 typedef struct export_opts {
-    long study;
+    long long studies[MAX_STUDIES];
+    int nstudies;
     int format;
-    const char *output;
+    const char *output, *kernel;
 } export_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
 {
     export_opts *o = ctx;
+    long v;
     switch (opt) {
-    case OPT_STUDY: return cli_long("--study", arg, 1, 2147483647L, &o->study);
-    case OPT_FORMAT:
-        if (strcmp(arg, "header") == 0)
-            o->format = FATTN_EXPORT_HEADER;
-        else if (strcmp(arg, "json") == 0)
-            o->format = FATTN_EXPORT_JSON;
-        else if (strcmp(arg, "cubin") == 0)
-            o->format = FATTN_EXPORT_CUBIN;
-        else
-            return fattn_error(FATTN_EUSAGE, "--format '%s': expected header, json or cubin", arg);
+    case OPT_STUDY:
+        if (cli_long("--study", arg, 1, 2147483647L, &v))
+            return FATTN_EUSAGE;
+        if (o->nstudies == MAX_STUDIES)
+            return fattn_error(FATTN_EUSAGE, "--study: at most %d studies", MAX_STUDIES);
+        o->studies[o->nstudies++] = v;
         return FATTN_OK;
+    case OPT_FORMAT: {
+        static const char *const names[] = {"header", "json", "cubin", "t4"};
+        for (int i = 0; i < 4; ++i)
+            if (!strcmp(arg, names[i])) {
+                o->format = i;
+                return FATTN_OK;
+            }
+        return fattn_error(FATTN_EUSAGE, "--format '%s': expected header, json, cubin or t4", arg);
+    }
     case 'o':
     case OPT_OUTPUT: o->output = arg; return FATTN_OK;
+    case OPT_KERNEL: o->kernel = arg; return FATTN_OK;
     }
     return FATTN_EUSAGE;
+}
+
+static int write_one(fattn_store *s, const export_opts *o, FILE *f)
+{
+    long long study = o->nstudies ? o->studies[0] : 0;
+    switch (o->format) {
+    case FMT_T4: return fattn_export_t4(s, study, f);
+    case FMT_JSON: return fattn_export_best(s, study, FATTN_EXPORT_JSON, f);
+    case FMT_CUBIN: return fattn_export_best(s, study, FATTN_EXPORT_CUBIN, f);
+    }
+    return o->nstudies > 1 ? fattn_export_dispatch(s, o->studies, o->nstudies, f)
+                           : fattn_export_best(s, study, FATTN_EXPORT_HEADER, f);
 }
 
 int cmd_export(int argc, char **argv, cli_common *c)
@@ -60,22 +95,52 @@ int cmd_export(int argc, char **argv, cli_common *c)
         {"study", required_argument, NULL, OPT_STUDY},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
+        {"kernel", required_argument, NULL, OPT_KERNEL},
         {NULL, 0, NULL, 0},
     };
-    export_opts o = {0, FATTN_EXPORT_HEADER, NULL};
+    export_opts o = {.format = FMT_HEADER};
     fattn_store *s = NULL;
-    int rc;
-    fattn_outfile out = {0};
+    fattn_kernel_src src;
+    int rc, have_src = 0;
+    fattn_outfile out = {0}, kout = {0};
 
     rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
-    if (o.format == FATTN_EXPORT_CUBIN && !o.output)
+    if (o.format == FMT_CUBIN && !o.output)
         return fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
+    if (o.nstudies > 1 && o.format != FMT_HEADER)
+        return fattn_error(FATTN_EUSAGE,
+                           "several --study options make one header with a dispatch table; "
+                           "--format %s takes one study",
+                           o.format == FMT_JSON    ? "json"
+                           : o.format == FMT_CUBIN ? "cubin"
+                                                   : "t4");
+    if (o.kernel && o.nstudies > 1)
+        return fattn_error(FATTN_EUSAGE, "--kernel writes one configuration's kernel; give one --study");
+    if (o.kernel && o.output && !strcmp(o.kernel, o.output))
+        return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
+    if (o.kernel) {
+        const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+        if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+            return rc;
+        have_src = 1;
+    }
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
-        return rc;
+        goto out;
+    /* The kernel first: when it cannot be written, neither is the header. */
+    if (o.kernel) {
+        if ((rc = fattn_outfile_open(&kout, o.kernel)))
+            goto out;
+        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
+        if ((rc = fattn_outfile_finish(&kout, rc)))
+            goto out;
+    }
     if (!(rc = fattn_outfile_open(&out, o.output)))
-        rc = fattn_outfile_finish(&out, fattn_export_best(s, o.study, o.format, out.f));
+        rc = fattn_outfile_finish(&out, write_one(s, &o, out.f));
+out:
     fattn_store_close(&s);
+    if (have_src)
+        fattn_kernel_src_release(&src);
     return rc;
 }

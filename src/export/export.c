@@ -53,6 +53,11 @@ typedef struct best {
     fattn_config cfg;
     double median, p10, p90, tflops, gbps;
     int smem, has_smem;
+    /* The latest confirmation of this configuration in the study, if any. */
+    long long conf_id;
+    char *conf_created, *conf_baseline, *conf_base_desc, *conf_verdict;
+    int conf_n;
+    double conf_median, conf_lo, conf_hi, conf_p90, conf_base_median, conf_speedup, conf_speedup_lo, conf_speedup_hi;
 } best;
 
 static char *text(sqlite3_stmt *st, int c)
@@ -65,6 +70,62 @@ static void best_release(best *b)
 {
     free(b->created), free(b->command), free(b->strategy), free(b->arch), free(b->device);
     free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key);
+    free(b->conf_created), free(b->conf_baseline), free(b->conf_base_desc), free(b->conf_verdict);
+}
+
+/* The configuration a study's confirmations found fastest: among the latest
+ * measured confirmation of each configuration, the lowest median. Returns 1
+ * with its key, 0 when the study has none, FATTN_EFAIL on error. */
+static int confirmed_key(fattn_store *s, long long study, char *key, size_t n)
+{
+    static const char sql[] =
+        "SELECT config_key FROM confirmations c WHERE study_id = ?1 AND median_us IS NOT NULL AND id = (SELECT "
+        "max(id) FROM confirmations d WHERE d.study_id = c.study_id AND d.config_key = c.config_key AND "
+        "d.median_us IS NOT NULL) ORDER BY median_us, id LIMIT 1";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read confirmations");
+    sqlite3_bind_int64(st, 1, study);
+    int r = sqlite3_step(st), found = r == SQLITE_ROW;
+    if (found)
+        snprintf(key, n, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (!found && r != SQLITE_DONE)
+        return fattn_store_fail(s, "cannot read confirmations");
+    return found;
+}
+
+/* The latest measured confirmation of b's configuration in its study. */
+static int load_confirmation(fattn_store *s, best *b)
+{
+    static const char sql[] =
+        "SELECT id, created_at, baseline, base_desc, verdict, n, median_us, ci_lo_us, ci_hi_us, p90_us, "
+        "base_median_us, speedup, speedup_ci_lo, speedup_ci_hi FROM confirmations WHERE study_id = ?1 AND "
+        "config_key = ?2 AND median_us IS NOT NULL ORDER BY id DESC LIMIT 1";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read confirmations");
+    sqlite3_bind_int64(st, 1, b->study);
+    sqlite3_bind_text(st, 2, b->key, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        b->conf_id = sqlite3_column_int64(st, 0);
+        b->conf_created = text(st, 1);
+        b->conf_baseline = text(st, 2);
+        b->conf_base_desc = text(st, 3);
+        b->conf_verdict = text(st, 4);
+        b->conf_n = sqlite3_column_int(st, 5);
+        b->conf_median = sqlite3_column_double(st, 6);
+        b->conf_lo = sqlite3_column_double(st, 7);
+        b->conf_hi = sqlite3_column_double(st, 8);
+        b->conf_p90 = sqlite3_column_double(st, 9);
+        b->conf_base_median = sqlite3_column_double(st, 10);
+        b->conf_speedup = sqlite3_column_double(st, 11);
+        b->conf_speedup_lo = sqlite3_column_double(st, 12);
+        b->conf_speedup_hi = sqlite3_column_double(st, 13);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read confirmations");
 }
 
 static int load_best(fattn_store *s, long long study, best *b)
@@ -75,12 +136,21 @@ static int load_best(fattn_store *s, long long study, best *b)
         "t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, t.swizzle, t.half2, t.pad_bytes, t.copy_colmajor, "
         "t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key "
         "FROM studies s JOIN trials t ON t.study_id = s.id "
-        "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL ORDER BY t.median_us, t.id LIMIT 1";
+        "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
+        "ORDER BY t.median_us, t.id LIMIT 1";
     sqlite3_stmt *st;
+    char key[FATTN_KEY_MAX];
     memset(b, 0, sizeof *b);
+    int confirmed = confirmed_key(s, study, key, sizeof key);
+    if (confirmed < 0)
+        return confirmed;
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read trials");
     sqlite3_bind_int64(st, 1, study);
+    if (confirmed)
+        sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
     int r = sqlite3_step(st);
     if (r != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -125,7 +195,7 @@ static int load_best(fattn_store *s, long long study, best *b)
         fattn_layout_init(&l, &b->cfg, b->shape.head_dim);
         b->smem = (int)l.total_bytes;
     }
-    return FATTN_OK;
+    return load_confirmation(s, b);
 }
 
 static void write_header(const best *b, FILE *out)
@@ -143,6 +213,18 @@ static void write_header(const best *b, FILE *out)
     fprintf(out, " * shape:   %s\n * arch:    %s\n * device:  %s\n", shape, b->arch, device);
     fprintf(out, " * metric:  median %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s; trial %lld\n",
             b->median, b->p10, b->p90, b->tflops, b->gbps, b->trial);
+    if (b->conf_id) {
+        fprintf(out,
+                " * confirmed: median %.3f us, 95%% CI %.3f-%.3f, p90 %.3f (%d interleaved samples; confirmation "
+                "%lld, %s)\n",
+                b->conf_median, b->conf_lo, b->conf_hi, b->conf_p90, b->conf_n, b->conf_id, b->conf_created);
+        fprintf(out, " *            against %s (%s): median %.3f us; speedup %.3f, 95%% CI %.3f-%.3f: %s\n",
+                b->conf_baseline, b->conf_base_desc ? b->conf_base_desc : "", b->conf_base_median, b->conf_speedup,
+                b->conf_speedup_lo, b->conf_speedup_hi, b->conf_verdict ? b->conf_verdict : "");
+    } else {
+        fprintf(out, " * confirmed: not yet (fattn-tune confirm --study %lld measures it against a baseline)\n",
+                b->study);
+    }
     fprintf(out, " * timing:  %s\n", b->timing ? b->timing : "(not recorded)");
     fprintf(out, " * config:  %s\n * kernel:  sha256 %s\n * space:   sha256 %s\n", b->key, b->kernel_hash,
             b->space_hash);
@@ -163,7 +245,17 @@ static void write_header(const best *b, FILE *out)
     fprintf(out, "#define FATTN_TUNED_ARCH \"%s\"\n#define FATTN_TUNED_CONFIG \"%s\"\n", b->arch, b->key);
     fprintf(out, "#define FATTN_TUNED_SHAPE_B %d\n#define FATTN_TUNED_SHAPE_H %d\n#define FATTN_TUNED_SHAPE_S %d\n",
             b->shape.batch, b->shape.heads, b->shape.seqlen);
-    fprintf(out, "#define FATTN_TUNED_MEDIAN_US %.6g\n\n#endif /* FATTN_TUNED_H */\n", b->median);
+    fprintf(out, "#define FATTN_TUNED_MEDIAN_US %.6g\n", b->median);
+    fprintf(out, "#define FATTN_TUNED_CONFIRMED %d\n", b->conf_id ? 1 : 0);
+    if (b->conf_id) {
+        fprintf(out, "#define FATTN_TUNED_CONFIRMED_MEDIAN_US %.6g\n", b->conf_median);
+        fprintf(out, "#define FATTN_TUNED_CONFIRMED_CI_LO_US %.6g\n#define FATTN_TUNED_CONFIRMED_CI_HI_US %.6g\n",
+                b->conf_lo, b->conf_hi);
+        fprintf(out, "#define FATTN_TUNED_BASELINE \"%s\"\n#define FATTN_TUNED_SPEEDUP %.6g\n", b->conf_baseline,
+                b->conf_speedup);
+        fprintf(out, "#define FATTN_TUNED_VERDICT \"%s\"\n", b->conf_verdict ? b->conf_verdict : "");
+    }
+    fputs("\n#endif /* FATTN_TUNED_H */\n", out);
 }
 
 static void write_json(const best *b, FILE *out)
@@ -193,7 +285,21 @@ static void write_json(const best *b, FILE *out)
         fattn_json_string(out, b->timing);
     else
         fputs("null", out);
-    fputs("},\n  \"config_key\": ", out);
+    fputs("},\n  \"confirmation\": ", out);
+    if (b->conf_id) {
+        fprintf(out,
+                "{\"id\": %lld, \"n\": %d, \"median_us\": %.6g, \"ci_us\": [%.6g, %.6g], \"p90_us\": %.6g, "
+                "\"baseline\": ",
+                b->conf_id, b->conf_n, b->conf_median, b->conf_lo, b->conf_hi, b->conf_p90);
+        fattn_json_string(out, b->conf_baseline);
+        fprintf(out, ", \"base_median_us\": %.6g, \"speedup\": %.6g, \"speedup_ci\": [%.6g, %.6g], \"verdict\": ",
+                b->conf_base_median, b->conf_speedup, b->conf_speedup_lo, b->conf_speedup_hi);
+        fattn_json_string(out, b->conf_verdict ? b->conf_verdict : "");
+        fputc('}', out);
+    } else {
+        fputs("null", out);
+    }
+    fputs(",\n  \"config_key\": ", out);
     fattn_json_string(out, b->key);
     fputs(",\n  \"config\": {", out);
     int first = 1;
@@ -252,4 +358,162 @@ int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
         write_header(&b, out);
     best_release(&b);
     return rc;
+}
+
+/* Writes the kernel source with its local headers inlined: one file that
+ * nvcc builds without -I. */
+static int inline_source(const fattn_kernel_src *src, const char *text, int depth, unsigned *done, FILE *out)
+{
+    const char *p = text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            ++q;
+        int handled = 0;
+        if (!strncmp(q, "#include \"", 10)) {
+            const char *name = q + 10, *end = strchr(name, '"');
+            for (int h = 0; end && end < p + len && h < src->nheaders; ++h) {
+                if (strlen(src->header_names[h]) != (size_t)(end - name)
+                    || strncmp(src->header_names[h], name, (size_t)(end - name)) != 0)
+                    continue;
+                handled = 1;
+                if (*done & (1u << h))
+                    break; /* included once already */
+                if (depth > 8)
+                    return fattn_error(FATTN_EFAIL, "%s: local includes nest too deep", src->name);
+                *done |= 1u << h;
+                fprintf(out, "/* ---- %s (inlined) ---- */\n", src->header_names[h]);
+                if (inline_source(src, src->header_texts[h], depth + 1, done, out))
+                    return FATTN_EFAIL;
+                fprintf(out, "/* ---- end of %s ---- */\n", src->header_names[h]);
+                break;
+            }
+        }
+        if (!handled)
+            fwrite(p, 1, len, out);
+        p += len;
+    }
+    return FATTN_OK;
+}
+
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out)
+{
+    best b;
+    unsigned done = 0;
+    if (!study && !(study = fattn_latest_study(s)))
+        return FATTN_EFAIL;
+    if (fattn_study_exists(s, study))
+        return FATTN_EUSAGE;
+    int rc = load_best(s, study, &b);
+    if (rc)
+        return rc;
+    if (strcmp(src->hash, b.kernel_hash) != 0) {
+        rc = fattn_error(FATTN_EFAIL,
+                         "%s/%s is not the kernel study %lld measured (sha256 %.12s..., the study's %.12s...); "
+                         "restore it, or give its folder with --kernel-dir",
+                         src->dir, src->name, study, src->hash, b.kernel_hash);
+        best_release(&b);
+        return rc;
+    }
+    write_header(&b, out);
+    /* The kernel defines these two itself, from the same parameters. */
+    fprintf(out, "\n#undef FATTN_THREADS\n#undef FATTN_SMEM_BYTES\n");
+    fprintf(out, "\n/* ---- %s, sha256 %s, specialized by the definitions above ---- */\n", src->name, src->hash);
+    rc = inline_source(src, src->text, 0, &done, out);
+    best_release(&b);
+    return rc;
+}
+
+int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE *out)
+{
+    best *b = fattn_xcalloc((size_t)n, sizeof *b);
+    int rc = FATTN_OK, loaded = 0;
+    for (; loaded < n && !rc; ++loaded) {
+        if ((rc = fattn_study_exists(s, studies[loaded])))
+            break;
+        rc = load_best(s, studies[loaded], &b[loaded]);
+        for (int j = 0; !rc && j < loaded; ++j)
+            if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)) {
+                char shape[96];
+                fattn_shape_format(&b[j].shape, shape, sizeof shape);
+                rc = fattn_error(FATTN_EUSAGE, "studies %lld and %lld are both for %s on %s; export one of them",
+                                 b[j].study, b[loaded].study, shape, b[j].arch);
+            }
+    }
+    if (rc) {
+        for (int i = 0; i < loaded; ++i)
+            best_release(&b[i]);
+        free(b);
+        return rc;
+    }
+    char now[32];
+    fattn_utc_now(now);
+    fprintf(out,
+            "/*\n * Tuned fattn forward kernel configurations, one per shape, with a lookup. Generated by "
+            "fattn-tune %s on %s; do not edit.\n *\n",
+            FATTN_VERSION, now);
+    for (int i = 0; i < n; ++i) {
+        char shape[96];
+        fattn_shape_format(&b[i].shape, shape, sizeof shape);
+        fprintf(out, " * [%d] %s on %s (%s): %s, median %.3f us (study %lld, trial %lld)", i, shape, b[i].arch,
+                b[i].device ? b[i].device : "no device recorded", b[i].key, b[i].median, b[i].study, b[i].trial);
+        if (b[i].conf_id)
+            fprintf(out, "; confirmed %.3f us, 95%% CI %.3f-%.3f, speedup %.3f vs %s: %s", b[i].conf_median,
+                    b[i].conf_lo, b[i].conf_hi, b[i].conf_speedup, b[i].conf_baseline,
+                    b[i].conf_verdict ? b[i].conf_verdict : "");
+        fputs("\n", out);
+    }
+    fputs(" *\n * Each configuration is a separate build of kernels/fattn_fwd.cu: compile entry i with\n"
+          " *   nvcc -arch=ARCH <entry.nvcc_flags> kernels/fattn_fwd.cu\n"
+          " * and launch it with grid (ceil(S / block_m), H, B), entry.threads threads and entry.smem_bytes\n"
+          " * bytes of dynamic shared memory. fattn_tuned_lookup() finds the entry of a shape: the exact\n"
+          " * shape, else the same head_dim, causality and arch with the nearest sequence length.\n */\n",
+          out);
+    fputs("#ifndef FATTN_TUNED_DISPATCH_H\n#define FATTN_TUNED_DISPATCH_H\n\n#include <stddef.h>\n#include "
+          "<string.h>\n\n",
+          out);
+    fputs("typedef struct fattn_tuned_entry {\n    int batch, heads, seqlen, head_dim, causal;\n    const char *arch;\n"
+          "    int block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2;\n"
+          "    int threads, smem_bytes;\n    double median_us;           /* as searched */\n"
+          "    double confirmed_median_us; /* 0 when not confirmed */\n    const char *config;\n"
+          "    const char *nvcc_flags;\n    long long study, trial;\n} fattn_tuned_entry;\n\n",
+          out);
+    fprintf(out, "#define FATTN_TUNED_COUNT %d\n\nstatic const fattn_tuned_entry fattn_tuned_table[] = {\n", n);
+    for (int i = 0; i < n; ++i) {
+        const best *e = &b[i];
+        const int *v = e->cfg.v;
+        fprintf(out,
+                "    {%d, %d, %d, %d, %d, \"%s\", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %.6g, %.6g, \"%s\",\n",
+                e->shape.batch, e->shape.heads, e->shape.seqlen, e->shape.head_dim, e->shape.causal, e->arch,
+                v[FATTN_P_BLOCK_M], v[FATTN_P_BLOCK_N], v[FATTN_P_BLOCK_K], v[FATTN_P_NUM_WARPS], v[FATTN_P_STAGES],
+                v[FATTN_P_UNROLL], v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], 32 * v[FATTN_P_NUM_WARPS],
+                e->smem, e->median, e->conf_id ? e->conf_median : 0.0, e->key);
+        fputs("     \"", out);
+        for (int p = 0; p < FATTN_NPARAMS; ++p)
+            if (!fattn_params[p].test_only || v[p] != fattn_params[p].def)
+                fprintf(out, "-DFATTN_%s=%d ", fattn_params[p].name, v[p]);
+        fprintf(out, "-DFATTN_HEAD_DIM=%d -DFATTN_CAUSAL=%d\", %lld, %lld},\n", e->shape.head_dim, e->shape.causal,
+                e->study, e->trial);
+    }
+    fputs("};\n\n", out);
+    fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"
+          " * with the same head_dim and causality; NULL when there is none. */\n"
+          "static inline const fattn_tuned_entry *fattn_tuned_lookup(const char *arch, int batch, int heads, int "
+          "seqlen,\n                                                         int head_dim, int causal)\n{\n"
+          "    const fattn_tuned_entry *best = NULL;\n    long best_gap = -1;\n"
+          "    for (size_t i = 0; i < sizeof fattn_tuned_table / sizeof fattn_tuned_table[0]; ++i) {\n"
+          "        const fattn_tuned_entry *e = &fattn_tuned_table[i];\n"
+          "        if (strcmp(e->arch, arch) != 0 || e->head_dim != head_dim || e->causal != causal)\n"
+          "            continue;\n"
+          "        if (e->batch == batch && e->heads == heads && e->seqlen == seqlen)\n            return e;\n"
+          "        long gap = e->seqlen > seqlen ? (long)e->seqlen - seqlen : (long)seqlen - e->seqlen;\n"
+          "        if (best_gap < 0 || gap < best_gap)\n            best = e, best_gap = gap;\n    }\n"
+          "    return best;\n}\n\n#endif /* FATTN_TUNED_DISPATCH_H */\n",
+          out);
+    for (int i = 0; i < n; ++i)
+        best_release(&b[i]);
+    free(b);
+    return FATTN_OK;
 }

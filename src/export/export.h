@@ -1,8 +1,9 @@
 /*
  * export.h - a study's best configuration as a C header or JSON.
  *
- * The best configuration is the timed trial (status 'ok') with the lowest
- * median per-launch time. The header defines FATTN_<PARAM> for the nine
+ * The best configuration is the one the study's confirmations found fastest
+ * (fattn-tune confirm), or, before any, the timed trial (status 'ok') with
+ * the lowest median per-launch time. The header defines FATTN_<PARAM> for the nine
  * tunables, the shape's FATTN_HEAD_DIM and FATTN_CAUSAL, the block size and
  * shared-memory bytes, and carries its provenance in a comment and in
  * macros: tool version, study, shape, arch, device, metric. kernels/fattn_fwd.cu
@@ -14,6 +15,7 @@
 
 #include <stdio.h>
 
+#include "compile/kernel_src.h"
 #include "store/store.h"
 
 /* header: the C header; json: the same as JSON (with cache_key, threads,
@@ -24,6 +26,19 @@ enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_
 /* Writes study `study`'s best configuration (study 0: the latest study).
  * A study with no timed trial is an error (FATTN_EFAIL) naming it. */
 int fattn_export_best(fattn_store *s, long long study, int format, FILE *out);
+
+/* The best configuration's header followed by the kernel source, its local
+ * headers inlined: one .cu file that `nvcc -arch=ARCH -c FILE` builds. The
+ * source must be the kernel the study measured (same hash). */
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out);
+
+/* One header for several studies (shapes): a table of the best configuration
+ * of each, with the nvcc flags of each build, and fattn_tuned_lookup(). */
+int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE *out);
+
+/* Every trial of a study in the T4 results format of Kernel Tuner and KTT
+ * (schema_version 1.0.0). */
+int fattn_export_t4(fattn_store *s, long long study, FILE *out);
 
 /* The id of the latest study, or 0 with an error reported when there is none. */
 long long fattn_latest_study(fattn_store *s);

@@ -1,0 +1,107 @@
+/*
+ * t4.c - a study as T4 results, the open autotuning results format that
+ * Kernel Tuner and KTT read (schema_version 1.0.0): one result per trial,
+ * with its configuration, its times (milliseconds, as Kernel Tuner writes
+ * them), its invalidity and its measurements.
+ *
+ * Invalidity: "correct" (verified and timed), "correctness" (numerics),
+ * "compile" (NVRTC failed), "runtime" (fault, or the worker broke the
+ * protocol), "timeout", "constraints" (a gate rejected it before it ran).
+ * Compiled but never run trials (compile studies) are left out: they have
+ * no outcome yet.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "export/table.h"
+#include "util/err.h"
+
+static const char *invalidity(const char *status, const char *reason)
+{
+    if (!strcmp(status, "ok"))
+        return "correct";
+    if (!strcmp(status, "error"))
+        return "runtime";
+    if (!reason)
+        return "constraints";
+    if (!strcmp(reason, "numerics"))
+        return "correctness";
+    if (!strcmp(reason, "runtime_fault"))
+        return "runtime";
+    if (!strcmp(reason, "timeout"))
+        return "timeout";
+    if (!strcmp(reason, "compile_error"))
+        return "compile";
+    return "constraints";
+}
+
+int fattn_export_t4(fattn_store *s, long long study, FILE *out)
+{
+    static const char sql[] =
+        "SELECT t.id, t.created_at, t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, "
+        "t.swizzle, t.half2, t.status, t.reason, t.compile_ms, NULL, t.median_us, t.tflops, t.gbps, "
+        "t.max_abs_err, t.config_key, (SELECT group_concat(us) FROM (SELECT us FROM samples WHERE trial_id = t.id "
+        "ORDER BY idx)) FROM trials t WHERE t.study_id = ?1 AND t.status <> 'compiled' ORDER BY t.seq";
+    sqlite3_stmt *st;
+    if (!study && !(study = fattn_latest_study(s)))
+        return FATTN_EFAIL;
+    if (fattn_study_exists(s, study))
+        return FATTN_EUSAGE;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, study);
+    fputs("{\n  \"schema_version\": \"1.0.0\",\n  \"results\": [", out);
+    int r, first = 1;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(st, 11);
+        const char *reason = (const char *)sqlite3_column_text(st, 12);
+        const char *inv = invalidity(status, reason);
+        fprintf(out, "%s\n    {\"timestamp\": ", first ? "" : ",");
+        first = 0;
+        fattn_json_string(out, (const char *)sqlite3_column_text(st, 1));
+        fputs(", \"configuration\": {", out);
+        for (int p = 0; p < FATTN_NTUNABLES; ++p)
+            fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_params[p].name, sqlite3_column_int(st, 2 + p));
+        fputs("}, \"objectives\": [\"time\"], \"times\": {", out);
+        int sep = 0;
+        if (sqlite3_column_type(st, 13) != SQLITE_NULL)
+            fprintf(out, "\"compilation_time\": %.6g", sqlite3_column_double(st, 13)), sep = 1;
+        const unsigned char *samples = sqlite3_column_text(st, 20);
+        if (samples) {
+            /* Per-launch samples, microseconds stored, milliseconds written. */
+            fprintf(out, "%s\"runtimes\": [", sep ? ", " : "");
+            const char *p = (const char *)samples;
+            for (int k = 0; *p; ++k) {
+                char *end;
+                double us = strtod(p, &end);
+                fprintf(out, "%s%.6g", k ? ", " : "", us / 1000.0);
+                p = *end == ',' ? end + 1 : end + strlen(end);
+            }
+            fputc(']', out);
+        }
+        fprintf(out, "}, \"invalidity\": \"%s\", \"correctness\": %d, \"measurements\": [", inv,
+                !strcmp(inv, "correct") ? 1 : 0);
+        if (!strcmp(inv, "correct")) {
+            fprintf(out,
+                    "{\"name\": \"time\", \"value\": %.6g, \"unit\": \"ms\"}, {\"name\": \"TFLOP/s\", \"value\": %.6g, "
+                    "\"unit\": \"TFLOP/s\"}, {\"name\": \"GB/s\", \"value\": %.6g, \"unit\": \"GB/s\"}",
+                    sqlite3_column_double(st, 15) / 1000.0, sqlite3_column_double(st, 16),
+                    sqlite3_column_double(st, 17));
+            if (sqlite3_column_type(st, 18) != SQLITE_NULL)
+                fprintf(out, ", {\"name\": \"max_abs_err\", \"value\": %.6g, \"unit\": \"\"}",
+                        sqlite3_column_double(st, 18));
+        } else if (reason) {
+            fputs("{\"name\": \"reason\", \"value\": ", out);
+            fattn_json_string(out, reason);
+            fputs(", \"unit\": \"\"}", out);
+        }
+        fputs("]}", out);
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE)
+        return fattn_store_fail(s, "cannot read trials");
+    fputs("\n  ]\n}\n", out);
+    return FATTN_OK;
+}
