@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
-packages=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev python3-numpy)
+# chromium: the report test loads the HTML report in a headless browser.
+packages=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev python3-numpy chromium)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

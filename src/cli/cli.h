@@ -218,5 +218,6 @@ int cmd_export(int argc, char **argv, cli_common *c);
 int cmd_search(int argc, char **argv, cli_common *c);
 int cmd_confirm(int argc, char **argv, cli_common *c);
 int cmd_bench(int argc, char **argv, cli_common *c);
+int cmd_report(int argc, char **argv, cli_common *c);
 
 #endif

@@ -37,6 +37,7 @@ static const command commands[] = {
     {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
     {"confirm", cmd_confirm, CMD_NEEDS_GPU, "re-measure the best configurations against a baseline, with CIs"},
     {"bench", cmd_bench, CMD_NEEDS_GPU, "measure one configuration, optionally beside cuDNN"},
+    {"report", cmd_report, 0, "write a study as a self-contained HTML page with plots"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -49,10 +50,12 @@ static void usage(FILE *f)
                "Commands:\n");
     for (const command *c = commands; c->name; ++c)
         fprintf(f, "  %-9s %s%s\n", c->name, c->summary, c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
-    fprintf(f, "  help      this text, or a command's: fattn-tune help gates\n"
-               "\n"
-               "space, gates, compile, query and export need no GPU. Run 'fattn-tune <command> --help' for options.\n"
-               "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
+    fprintf(
+        f,
+        "  help      this text, or a command's: fattn-tune help gates\n"
+        "\n"
+        "space, gates, compile, query, export and report need no GPU. Run 'fattn-tune <command> --help' for options.\n"
+        "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
 }
 
 static const command *find_command(const char *name)

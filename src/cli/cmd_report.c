@@ -1,0 +1,81 @@
+/*
+ * cmd_report.c - fattn-tune report: a study as a self-contained HTML page.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "export/export.h"
+#include "report/report.h"
+#include "util/err.h"
+#include "util/fs.h"
+
+#define MAX_STUDIES 16
+
+static const char help[] =
+    "usage: fattn-tune report [--study S]... -o report.html\n"
+    "\n"
+    "Writes a self-contained HTML page (inline SVG and CSS, no script, nothing fetched) about a study\n"
+    "(default: the latest): the study's settings; best-so-far against trials run and against wall time;\n"
+    "the latest confirmation's samples for candidate and baseline, with their medians and 95%\n"
+    "confidence intervals, and its statistics; rejections by reason; the ten fastest configurations.\n"
+    "With several --study options (the same shape searched with different strategies or seeds), each\n"
+    "gets a line in the best-so-far plots; the first is the one reported in full.\n"
+    "\n"
+    "  --study S            study id (see fattn-tune query studies); repeatable\n"
+    "  -o, --output FILE    write FILE (replaced atomically); without it, standard output\n"
+    "  --db PATH            results database (default results/fattn.db)\n"
+    "  -h, --help           this help\n";
+
+typedef struct report_opts {
+    long long studies[MAX_STUDIES];
+    int n;
+    const char *output;
+} report_opts;
+
+static int handle(void *ctx, int opt, const char *arg)
+{
+    report_opts *o = ctx;
+    long v;
+    switch (opt) {
+    case OPT_STUDY:
+        if (cli_long("--study", arg, 1, 2147483647L, &v))
+            return FATTN_EUSAGE;
+        if (o->n == MAX_STUDIES)
+            return fattn_error(FATTN_EUSAGE, "--study: at most %d studies", MAX_STUDIES);
+        o->studies[o->n++] = v;
+        return FATTN_OK;
+    case 'o':
+    case OPT_OUTPUT: o->output = arg; return FATTN_OK;
+    }
+    return FATTN_EUSAGE;
+}
+
+int cmd_report(int argc, char **argv, cli_common *c)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS,
+        {"study", required_argument, NULL, OPT_STUDY},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {NULL, 0, NULL, 0},
+    };
+    report_opts o = {.n = 0};
+    fattn_store *s = NULL;
+    fattn_outfile out = {0};
+    int rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
+    if (rc)
+        return rc > 0 ? FATTN_OK : rc;
+    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+        return rc;
+    if (!o.n) {
+        if (!(o.studies[0] = fattn_latest_study(s))) {
+            fattn_store_close(&s);
+            return FATTN_EFAIL;
+        }
+        o.n = 1;
+    }
+    if (!(rc = fattn_outfile_open(&out, o.output)))
+        rc = fattn_outfile_finish(&out, fattn_report_write(s, o.studies, o.n, out.f));
+    fattn_store_close(&s);
+    return rc;
+}
