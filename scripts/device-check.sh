@@ -7,6 +7,7 @@
 #   run(command="scripts/device-check.sh large", carry=["build-device"])
 #   run(command="scripts/device-check.sh large-causal numerics", carry=["build-device"])
 #   run(command="scripts/device-check.sh sanitizer compare", carry=["build-device"])
+#   run(command="scripts/device-check.sh tune", carry=["build-device"])
 #
 # Stages (each well inside one 10-minute command; all together about 25
 # device-minutes on an H100):
@@ -25,6 +26,10 @@
 #                 best three configs
 #   compare       scripts/compare_sdpa.py: each study's best config beside
 #                 PyTorch SDPA's flash, efficient and cuDNN backends
+#   tune          the user's loop on 2,8,512,64: search --budget 6m (the
+#                 default strategy), confirm --n 100 --baseline cudnn, the
+#                 HTML report (into $OUT) and the exported header; about
+#                 7 device-minutes ($FATTN_TUNE_BUDGET changes the budget)
 #   all           every stage in order (longer than one device command)
 #
 # Each stage appends its section to $OUT/report.md and its commands' output
@@ -376,6 +381,41 @@ stage_compare() {
     say ""
 }
 
+stage_tune() {
+    local budget=${FATTN_TUNE_BUDGET:-6m} tdb=$work/device-tune.db id t0 rc
+    say "## The user's loop: search --budget $budget, confirm --n 100 --baseline cudnn (2,8,512,64)"
+    say ""
+    rm -f "$tdb"*
+    t0=$(date +%s)
+    run "$tool" search --arch "$arch" --shape 2,8,512,64 --space "$space" ${filter:+--filter "$filter"} \
+        --budget "$budget" --samples 15 --db "$tdb" -q
+    rc=$?
+    [ $rc = 0 ] || bad "search --budget $budget exited $rc"
+    id=$(sql "$tdb" "SELECT max(id) FROM studies")
+    say "study $id ($(sql "$tdb" "SELECT strategy FROM studies WHERE id = $id")), $(($(date +%s) - t0)) s wall; $(sql "$tdb" "SELECT device FROM studies WHERE id = $id")"
+    say ""
+    "$tool" -q query --db "$tdb" --format csv --sql "SELECT status, coalesce(reason, '') AS reason, count(*) AS trials FROM trials WHERE study_id = $id GROUP BY 1, 2 ORDER BY 1, 3 DESC" | md_table >>"$report"
+    say ""
+    note "\$ $tool confirm --db $tdb --study $id --n 100 --baseline cudnn"
+    "$tool" confirm --db "$tdb" --study "$id" --n 100 --baseline cudnn >"$OUT/confirm-2-8-512-64.txt" 2>>"$log"
+    rc=$?
+    cat "$OUT/confirm-2-8-512-64.txt" >>"$log"
+    say '```'
+    cat "$OUT/confirm-2-8-512-64.txt" >>"$report"
+    say '```'
+    say ""
+    [ $rc = 0 ] || bad "confirm exited $rc"
+    local n
+    n=$(sql "$tdb" "SELECT count(*) FROM confirmation_samples s JOIN confirmations c ON c.id = s.confirmation_id WHERE c.study_id = $id")
+    if [ "$n" = 200 ]; then ok "confirm stored 100 samples of the best configuration and 100 of cuDNN"; else bad "confirm stored $n samples, not 200"; fi
+    run "$tool" report --db "$tdb" --study "$id" -o "$OUT/report-2-8-512-64.html" &&
+        ok "HTML report written (report-2-8-512-64.html)" || bad "report failed"
+    run "$tool" export --db "$tdb" --study "$id" -o "$OUT/fattn_tuned-2-8-512-64.h" &&
+        grep -q '^ \* confirmed: median' "$OUT/fattn_tuned-2-8-512-64.h" &&
+        ok "the exported header carries the confirmation" || bad "export of the confirmed header"
+    say ""
+}
+
 stage() {
     case $1 in
     env) stage_env ;;
@@ -386,14 +426,15 @@ stage() {
     numerics) stage_numerics ;;
     sanitizer) stage_sanitizer ;;
     compare) stage_compare ;;
-    all) for s in env tests small large large-causal numerics sanitizer compare; do stage $s; done ;;
-    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, all)" >&2; exit 2 ;;
+    tune) stage_tune ;;
+    all) for s in env tests small large large-causal numerics sanitizer compare tune; do stage $s; done ;;
+    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, tune, all)" >&2; exit 2 ;;
     esac
 }
 
-[ $# -gt 0 ] || { sed -n '2,41p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,46p' "$0"; exit 2; }
 for s in "$@"; do
-    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | all) ;; *) stage "$s" ;; esac
+    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | tune | all) ;; *) stage "$s" ;; esac
 done
 for s in "$@"; do
     t0=$(date +%s)

@@ -22,6 +22,8 @@ static const char help[] =
     "       fattn-tune query rejections [--study N]        counts by reason, with the fix\n"
     "       fattn-tune query trial ID                      one trial in full, compile log included\n"
     "       fattn-tune query cache [--limit N]             the compile cache\n"
+    "       fattn-tune query confirmations [--study N]     confirm runs, newest first (all studies\n"
+    "                                                      without --study)\n"
     "       fattn-tune query landscape [--study N]         every trial's verdict and time, as the\n"
     "                                                      replay evaluator reads it\n"
     "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
@@ -207,10 +209,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
         if (cli_long("query trial", argv[first++], 1, 2147483647L, &trial_id))
             return FATTN_EUSAGE;
     } else if (strcmp(sub, "studies") && strcmp(sub, "trials") && strcmp(sub, "top") && strcmp(sub, "rejections")
-               && strcmp(sub, "cache") && strcmp(sub, "landscape")) {
+               && strcmp(sub, "cache") && strcmp(sub, "landscape") && strcmp(sub, "confirmations")) {
         return fattn_error(FATTN_EUSAGE,
                            "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
-                           "trial ID, cache or landscape",
+                           "trial ID, cache, landscape or confirmations",
                            sub);
     }
     if (first < argc)
@@ -239,6 +241,11 @@ int cmd_query(int argc, char **argv, cli_common *c)
             rc = FATTN_EFAIL;
             goto out;
         }
+    }
+    if (!strcmp(sub, "confirmations") && o.study) {
+        if ((rc = fattn_study_exists(s, o.study)))
+            goto out;
+        study = o.study;
     }
     if (!strcmp(sub, "landscape")) {
         rc = write_landscape(s, study, out.f);
@@ -280,6 +287,14 @@ int cmd_query(int argc, char **argv, cli_common *c)
               "GROUP BY reason ORDER BY count(*) DESC, reason";
         limit = 0;
         snprintf(empty, sizeof empty, "study %lld has no rejected trials", study);
+    } else if (!strcmp(sub, "confirmations")) {
+        sql = "SELECT id, study_id AS study, created_at, config_key, baseline, n, round(median_us, 3) AS median_us, "
+              "printf('%.3f-%.3f', ci_lo_us, ci_hi_us) AS ci95_us, round(base_median_us, 3) AS base_median_us, "
+              "round(speedup, 3) AS speedup, printf('%.3f-%.3f', speedup_ci_lo, speedup_ci_hi) AS speedup_ci, "
+              "printf('%.3g', mwu_p) AS mwu_p, round(cliffs_delta, 3) AS cliffs_delta, verdict, "
+              "CASE regression WHEN 1 THEN 'REGRESSION' WHEN 0 THEN 'no' ELSE '' END AS vs_previous "
+              "FROM confirmations WHERE ?1 = 0 OR study_id = ?1 ORDER BY id DESC LIMIT ?4";
+        snprintf(empty, sizeof empty, "no confirmations yet: fattn-tune confirm makes them (on a GPU)");
     } else if (!strcmp(sub, "cache")) {
         sql = "SELECT key, arch, ok, registers, spill_stores + spill_loads AS spill_bytes, smem_dynamic AS smem, "
               "round(compile_ms, 1) AS compile_ms, length(cubin) AS cubin_bytes, created_at, options "

@@ -53,6 +53,9 @@ expect=$(sql "SELECT CASE WHEN ci_hi_us < base_ci_lo_us THEN (CASE WHEN speedup 
 [ "$v" = "$expect" ] || fail "verdict $v, the statistics say $expect"
 grep -q "^$best: $v; confirmation 1 " out.txt || fail "verdict printed"
 
+"$tool" query confirmations --db fattn.db >out.txt 2>err.txt || fail "query confirmations"
+grep -q "^ 1 .* $best  *cudnn  *40 .* $v" out.txt || fail "query confirmations lists it"
+
 # 2. Against the slowest stored trial, top 2: both faster than it.
 "$tool" confirm --db fattn.db --n 30 --top 2 --baseline "trial:$slowest" --format json >out.txt 2>err.txt ||
     fail "confirm --baseline trial: exit $?"

@@ -113,7 +113,8 @@ int main(void)
 C
 cc -std=c11 -Wall -Wextra -Werror -o lookup lookup.c && ./lookup >flags.txt
 # The flags of an entry build the kernel that the header names.
-"$cuda/bin/nvcc" -arch=sm_90 -c $(head -1 flags.txt) -I"$src/kernels" "$src/kernels/fattn_fwd.cu" -o entry.o
+read -ra flags <flags.txt
+"$cuda/bin/nvcc" -arch=sm_90 -c "${flags[@]}" -I"$src/kernels" "$src/kernels/fattn_fwd.cu" -o entry.o
 echo "ok: dispatch header: lookup by shape, nvcc flags per entry"
 set +e
 "$tool" export --db fake.db --study 1 --study 1 >/dev/null 2>err.txt

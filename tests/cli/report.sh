@@ -7,10 +7,9 @@
 # the top-10 table; the page fetches nothing; a screenshot renders.
 # Skips (77) where chromium is not installed.
 #
-#   report.sh TOOL SOURCE_ROOT
+#   report.sh TOOL
 set -euo pipefail
 tool=$(realpath "$1")
-src=$(realpath "$2")
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }

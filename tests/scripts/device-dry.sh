@@ -4,7 +4,8 @@
 # narrowed space, and its report must hold what the acceptance run reports:
 # the 2-byte pad recorded as runtime_fault with the search going on, every
 # configuration of each search measured or rejected, a landscape per search
-# that the replay evaluator reads, and a kill -9 that loses nothing. The
+# that the replay evaluator reads, a kill -9 that loses nothing, and the
+# user's loop (search under a budget, confirm, report, export). The
 # plumbing of the device run is tested here so that device minutes are not
 # spent finding a typo.
 #
@@ -18,13 +19,18 @@ fail() { echo "FAIL: $*" >&2; cat "$work/out/report.md" >&2 2>/dev/null; exit 1;
 
 export FATTN_WORKER_HOOK=fake FATTN_BUILD=$build FATTN_CHECK_WORK=$work/db OUT=$work/out
 export FATTN_CHECK_FILTER=BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,STAGES=2,CP_ASYNC=1,SWIZZLE=1,UNROLL=1
-"$src/scripts/device-check.sh" env tests small 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
+FATTN_TUNE_BUDGET=20s "$src/scripts/device-check.sh" env tests small tune 2>"$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
 r=$work/out/report.md
 grep -q "^- ok: both 2-byte-pad configurations recorded as runtime_fault" "$r" || fail "pad fault"
 [ "$(grep -c '^- ok: all [0-9]* configurations measured (ok) or rejected with a reason' "$r")" = 2 ] || fail "searches"
 grep -q "^- ok: killed after [0-9]* trials had run" "$r" || fail "kill -9"
 grep -q "^- ok: --resume [0-9]* --trials [0-9]* went on with the killed study" "$r" || fail "--resume after kill -9"
-grep -q "^\*\*Stages env tests small: every check held.\*\*" "$r" || fail "verdict"
+grep -q "^- ok: confirm stored 100 samples of the best configuration and 100 of cuDNN" "$r" || fail "confirm"
+grep -q "^baseline: cudnn, fake cuDNN" "$r" || fail "confirm output in the report"
+grep -q "^- ok: the exported header carries the confirmation" "$r" || fail "confirmed header"
+grep -q "<svg id=\"plot-confirm\"" "$work/out/report-2-8-512-64.html" || fail "HTML report"
+grep -q "^\*\*Stages env tests small tune: every check held.\*\*" "$r" || fail "verdict"
 for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
     [ -f "$land" ] || fail "no landscape $tag"
