@@ -4,8 +4,9 @@
  * {500, 512, 1000, 2048}, D in {64, 128}, causal and not, and are timed;
  * the seeds' 2-byte pad, forced past the gates, faults as
  * CUDA_ERROR_MISALIGNED_ADDRESS and the next configuration runs in a new
- * worker; cuDNN's baseline runs on the non-causal shapes. Skips (77)
- * without a GPU.
+ * worker; cuDNN's baseline runs on the non-causal shapes, and confirm's
+ * interleaved measurement of two kernels and cuDNN verifies all three before
+ * and after and samples each in every round. Skips (77) without a GPU.
  *
  * usage: test_gpu_engine PATH-TO-fattn-tune
  */
@@ -54,24 +55,31 @@ static fattn_evaluator *open_engine(const fattn_shape *s, const fattn_arch *arch
     return e;
 }
 
-/* Compiles and evaluates one configuration (gates ignored where `skip`). */
-static int run(fattn_evaluator *e, const fattn_shape *s, const fattn_arch *arch, const char *key, unsigned skip,
-               fattn_eval_result *res)
+/* Compiles one configuration (gates ignored where `skip`). */
+static void compile_key(const fattn_shape *s, const fattn_arch *arch, const char *key, unsigned skip,
+                        fattn_compile_item *it)
 {
     fattn_gate_limits lim;
     fattn_gate_limits_default(&lim);
     lim.smem_limit = (unsigned)arch->smem_per_block_optin;
     lim.skip = skip | 1u << FATTN_R_SPILLS | 1u << FATTN_R_LOW_OCCUPANCY;
     fattn_compile_ctx cc = {.src = &src, .cuda_include = include, .arch = arch, .shape = s, .lim = &lim, .jobs = 1};
-    fattn_compile_item it;
-    memset(&it, 0, sizeof it);
-    if (fattn_config_parse(key, "test", &it.cfg))
+    memset(it, 0, sizeof *it);
+    if (fattn_config_parse(key, "test", &it->cfg))
         exit(T_HARNESS);
-    fattn_compile_one(&cc, &it);
-    if (it.env_error || !it.entry.ok) {
-        fprintf(stderr, "%s: not compiled: %s\n", key, it.env_msg);
+    fattn_compile_one(&cc, it);
+    if (it->env_error || !it->entry.ok) {
+        fprintf(stderr, "%s: not compiled: %s\n", key, it->env_msg);
         exit(T_HARNESS);
     }
+}
+
+/* Compiles and evaluates one configuration. */
+static int run(fattn_evaluator *e, const fattn_shape *s, const fattn_arch *arch, const char *key, unsigned skip,
+               fattn_eval_result *res)
+{
+    fattn_compile_item it;
+    compile_key(s, arch, key, skip, &it);
     fattn_eval_request req = {
         &it.cfg, key, it.entry.cubin, it.entry.cubin_size, it.entry.res.smem_dynamic, it.entry.res.threads, 77, NULL};
     fattn_evaluate(e, &req, res);
@@ -145,6 +153,31 @@ int main(int argc, char **argv)
                             r.timing_kind);
                     CHECK_INT(r.status, FATTN_EVAL_OK);
                     fattn_eval_result_release(&r);
+                    /* confirm's interleaved measurement: two kernels and cuDNN, A B C A B C ... */
+                    t_case = "interleaved";
+                    fattn_compile_item a, b;
+                    compile_key(&s, arch, keys[0], 0, &a);
+                    compile_key(&s, arch, keys[1], 0, &b);
+                    fattn_eval_request reqs[3] = {
+                        {&a.cfg, keys[0], a.entry.cubin, a.entry.cubin_size, a.entry.res.smem_dynamic,
+                         a.entry.res.threads, 91, NULL},
+                        {&b.cfg, keys[1], b.entry.cubin, b.entry.cubin_size, b.entry.res.smem_dynamic,
+                         b.entry.res.threads, 91, NULL},
+                        {NULL, "baseline-cudnn", NULL, 0, 0, 0, 91, "cudnn"},
+                    };
+                    fattn_eval_result rr[3];
+                    CHECK_INT(fattn_evaluate_interleaved(e, reqs, 3, 12, rr), FATTN_OK);
+                    for (int i = 0; i < 3; ++i) {
+                        fprintf(stderr, "interleaved %s: %s: %s\n", reqs[i].key, fattn_eval_status_name(rr[i].status),
+                                rr[i].detail);
+                        CHECK_INT(rr[i].status, FATTN_EVAL_OK);
+                        CHECK_INT((int)rr[i].nsamples, 12);
+                        CHECK(rr[i].has_numerics && rr[i].has_numerics_after);
+                        CHECK(rr[i].num.n_bad == 0 && rr[i].num_after.n_bad == 0 && rr[i].num_after.n > 0);
+                        fattn_eval_result_release(&rr[i]);
+                    }
+                    fattn_compile_item_release(&a);
+                    fattn_compile_item_release(&b);
                 }
                 fattn_evaluator_close(&e);
             }

@@ -9,6 +9,7 @@
 #define FATTN_CLI_CLI_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gates/gates.h"
@@ -180,6 +181,7 @@ typedef struct cli_timing {
     long reps, warmup, samples, timing_sets, seed;
     double timeout_ms, atol, rtol;
     int flush_l2;
+    uint64_t timing_salt; /* mixed into the timing inputs' seed: confirm's are not the search's */
 } cli_timing;
 
 extern const char cli_timing_help[];

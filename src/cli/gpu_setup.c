@@ -124,7 +124,7 @@ int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char
         .ref_cubin = r.cubin,
         .ref_size = r.cubin_size,
         .timing_sets = (int)tm->timing_sets,
-        .timing_seed = (uint64_t)tm->seed * 7919 + 1,
+        .timing_seed = ((uint64_t)tm->seed * 7919 + 1) ^ tm->timing_salt,
         .warmup = (int)tm->warmup,
         .reps = (int)tm->reps,
         .samples = (int)tm->samples,
