@@ -51,7 +51,27 @@ static const char help_head[] =
     "  --threshold PCT      regression threshold (default 3%)\n"
     "  --target X           speedup that counts as success (default 1.10)\n"
     "  --resamples B        bootstrap resamples (default 10000, at least 10000)\n"
+    "  --seed S             seed of the inputs and of the bootstrap (default 1)\n"
     "  --format FMT         table (default) or json\n";
+
+/* The measurement options' help without the lines confirm replaces (--n
+ * for --samples, its own --seed). */
+static void timing_help(char *out, size_t n)
+{
+    const char *p = cli_timing_help;
+    size_t len = 0;
+    while (*p && len + 1 < n) {
+        const char *eol = strchr(p, '\n');
+        size_t line = eol ? (size_t)(eol - p + 1) : strlen(p);
+        if (strncmp(p, "  --samples ", 12) != 0 && strncmp(p, "  --seed ", 9) != 0) {
+            size_t take = line < n - 1 - len ? line : n - 1 - len;
+            memcpy(out + len, p, take);
+            len += take;
+        }
+        p += line;
+    }
+    out[len] = '\0';
+}
 
 typedef struct confirm_opts {
     long study, n, top, resamples;
@@ -314,7 +334,9 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     memset(items, 0, sizeof items);
     memset(res, 0, sizeof res);
     memset(oc, 0, sizeof oc);
-    snprintf(help, sizeof help, "%s%s%s", help_head, cli_timing_help, cli_common_help);
+    char measure[2048];
+    timing_help(measure, sizeof measure);
+    snprintf(help, sizeof help, "%s%s%s", help_head, measure, cli_common_help);
     cli_target_init(&t);
     cli_timing_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
