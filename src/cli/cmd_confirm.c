@@ -91,7 +91,7 @@ static int handle(void *ctx, int opt, const char *arg)
         return rc < 0 ? rc : FATTN_OK;
     switch (opt) {
     case OPT_STUDY: return cli_long("--study", arg, 1, 2147483647L, &o->study);
-    case OPT_N: return cli_long("--n", arg, 5, 100000, &o->n);
+    case OPT_N: return cli_long("--n", arg, 5, 10000, &o->n); /* the answer must fit one message */
     case OPT_TOP: return cli_long("--top", arg, 1, MAX_TOP, &o->top);
     case OPT_RESAMPLES: return cli_long("--resamples", arg, 10000, 10000000, &o->resamples);
     case OPT_BASELINE: o->baseline = arg; return FATTN_OK;
