@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "compile/batch.h"
 #include "gates/gates.h"
 #include "gpu/device.h"
 #include "run/evaluator.h"
@@ -207,6 +208,13 @@ int cli_timing_plan(cli_timing *tm, cli_target *t, const cli_gpu *g);
 /* Compiles the reference kernel and starts the GPU evaluator. */
 int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char *kernel_dir, const char *include,
                            fattn_evaluator **ev);
+
+/* For commands that run one given configuration (bench, confirm): the
+ * static gates, and NVRTC with the post-compile gates (into *item, whose cfg
+ * is set). Either failing is an error "WHO is rejected by the G gate:
+ * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
+int cli_gates_pass(const fattn_config *cfg, const cli_target *t, const char *who);
+int cli_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
 
 /* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
 int cli_skip_gate_option(unsigned *mask, const char *arg);

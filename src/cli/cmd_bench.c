@@ -185,14 +185,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     cli_timing_plan(&o.tm, &t, &gpu);
 
     /* The gates, then NVRTC: bench runs only what search would run. */
-    fattn_verdict v;
-    fattn_gate_input in = {&cfg, &t.shape, t.arch, &t.lim};
-    int r = fattn_gates_static(&in, &v, NULL);
-    if (r) {
-        rc = fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", key, fattn_reason(r)->code,
-                         v.detail, fattn_reason(r)->fix);
+    if ((rc = cli_gates_pass(&cfg, &t, key)))
         goto out;
-    }
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
         goto out;
@@ -202,16 +196,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     fattn_compile_ctx cc = {
         .src = &src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
     item.cfg = cfg;
-    fattn_compile_one(&cc, &item);
-    if (item.env_error) {
-        rc = fattn_error(FATTN_EFAIL, "%s: %s", key, item.env_msg);
+    if ((rc = cli_compile_pass(&cc, key, &item)))
         goto out;
-    }
-    if (item.reason) {
-        rc = fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", key,
-                         fattn_reason(item.reason)->code, item.verdict.detail, fattn_reason(item.reason)->fix);
-        goto out;
-    }
 
     if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
         goto out;

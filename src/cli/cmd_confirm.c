@@ -149,23 +149,14 @@ static int baseline_parse(const char *arg, baseline *b, long *trial)
     return FATTN_OK;
 }
 
-/* Compiles a configuration for the study's shape and arch (the gates
- * included); fails naming it when it does not pass. */
-static int compile_cfg(const fattn_compile_ctx *cc, const char *key, const char *role, fattn_compile_item *item)
+/* Gates and compiles a configuration for the study's shape and arch. */
+static int compile_cfg(const fattn_compile_ctx *cc, const cli_target *t, const char *key, const char *role,
+                       fattn_compile_item *item)
 {
-    fattn_verdict v;
-    fattn_gate_input in = {&item->cfg, cc->shape, cc->arch, cc->lim};
-    int r = fattn_gates_static(&in, &v, NULL);
-    if (r)
-        return fattn_error(FATTN_EFAIL, "%s %s is rejected by the %s gate: %s", role, key, fattn_reason(r)->code,
-                           v.detail);
-    fattn_compile_one(cc, item);
-    if (item->env_error)
-        return fattn_error(FATTN_EFAIL, "%s %s: %s", role, key, item->env_msg);
-    if (item->reason)
-        return fattn_error(FATTN_EFAIL, "%s %s is rejected by the %s gate: %s", role, key,
-                           fattn_reason(item->reason)->code, item->verdict.detail);
-    return FATTN_OK;
+    char who[FATTN_KEY_MAX + 16];
+    snprintf(who, sizeof who, "%s %s", role, key);
+    int rc = cli_gates_pass(&item->cfg, t, who);
+    return rc ? rc : cli_compile_pass(cc, who, item);
 }
 
 /* The default baseline: cuDNN for non-causal shapes where it loads (the
@@ -200,11 +191,6 @@ static void baseline_default(baseline *b, const fattn_confirm_study *st, const f
              st->shape.causal ? "causal shape: cuDNN's fused operation takes no mask" : "libcudnn did not load");
 }
 
-static void fmt(char *buf, size_t n, const char *f, double v)
-{
-    snprintf(buf, n, f, v);
-}
-
 /* One candidate's outcome. */
 typedef struct outcome {
     fattn_comparison cmp;
@@ -231,13 +217,13 @@ static void print_table(const confirm_opts *o, const fattn_confirm_cand *cands, 
         const fattn_comparison *m = &oc[i].cmp;
         snprintf(c[0], sizeof c[0], "%s", cands[i].key);
         if (oc[i].compared) {
-            fmt(c[1], 64, "%.3f", m->cand_median);
+            snprintf(c[1], 64, "%.3f", m->cand_median);
             snprintf(c[2], 64, "%.3f-%.3f", m->cand_lo, m->cand_hi);
-            fmt(c[3], 64, "%.3f", m->cand_p90);
-            fmt(c[4], 64, "%.3f", m->speedup);
+            snprintf(c[3], 64, "%.3f", m->cand_p90);
+            snprintf(c[4], 64, "%.3f", m->speedup);
             snprintf(c[5], 64, "%.3f-%.3f", m->speedup_lo, m->speedup_hi);
-            fmt(c[6], 64, "%.3g", m->mwu.p);
-            fmt(c[7], 64, "%.3f", m->delta);
+            snprintf(c[6], 64, "%.3g", m->mwu.p);
+            snprintf(c[7], 64, "%.3f", m->delta);
         }
         snprintf(c[8], 64, "%s", oc[i].verdict);
         for (int j = 0; j < 9; ++j)
@@ -397,12 +383,12 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
         baseline_default(&b, &st, &cc);
     for (int i = 0; i < k; ++i) {
         items[i].cfg = cands[i].cfg;
-        if ((rc = compile_cfg(&cc, cands[i].key, "candidate", &items[i])))
+        if ((rc = compile_cfg(&cc, &t, cands[i].key, "candidate", &items[i])))
             goto out;
     }
     if (!b.is_cudnn) {
         items[k].cfg = b.cand.cfg;
-        if ((rc = compile_cfg(&cc, b.cand.key, "baseline", &items[k])))
+        if ((rc = compile_cfg(&cc, &t, b.cand.key, "baseline", &items[k])))
             goto out;
     }
 

@@ -139,6 +139,28 @@ int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char
     return rc;
 }
 
+static int rejected(const char *who, int reason, const fattn_verdict *v)
+{
+    return fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", who, fattn_reason(reason)->code,
+                       v->detail, fattn_reason(reason)->fix);
+}
+
+int cli_gates_pass(const fattn_config *cfg, const cli_target *t, const char *who)
+{
+    fattn_verdict v;
+    fattn_gate_input in = {cfg, &t->shape, t->arch, &t->lim};
+    int r = fattn_gates_static(&in, &v, NULL);
+    return r ? rejected(who, r, &v) : FATTN_OK;
+}
+
+int cli_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item)
+{
+    fattn_compile_one(cc, item);
+    if (item->env_error)
+        return fattn_error(FATTN_EFAIL, "%s: %s", who, item->env_msg);
+    return item->reason ? rejected(who, item->reason, &item->verdict) : FATTN_OK;
+}
+
 int cli_skip_gate_option(unsigned *mask, const char *arg)
 {
     int r = fattn_reason_find(arg);

@@ -5,17 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/sql.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/misc.h"
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
-}
 
 static void bind_double(sqlite3_stmt *st, int i, int has, double v)
 {
@@ -25,29 +18,15 @@ static void bind_double(sqlite3_stmt *st, int i, int has, double v)
         sqlite3_bind_null(st, i);
 }
 
+/* The raw samples of one side; none when it was not timed. */
 static int add_samples(fattn_store *s, long long id, const char *side, const fattn_eval_result *r)
 {
-    sqlite3_stmt *st;
+    char sql[160];
     if (!r || !r->has_timing)
         return FATTN_OK;
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "INSERT INTO confirmation_samples (confirmation_id, side, idx, us) VALUES (?1, ?2, ?3, ?4)",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot store confirmation samples");
-    for (size_t i = 0; i < r->nsamples; ++i) {
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, side, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, (long long)i);
-        sqlite3_bind_double(st, 4, r->samples[i]);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            return fattn_store_fail(s, "cannot store confirmation samples");
-        }
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    return FATTN_OK;
+    snprintf(sql, sizeof sql,
+             "INSERT INTO confirmation_samples (confirmation_id, side, idx, us) VALUES (?1, '%s', ?2, ?3)", side);
+    return fattn_store_insert_samples(s, sql, id, r->samples, r->nsamples, "cannot store confirmation samples");
 }
 
 /* The worse of the numerics checks before and after the timing. */
@@ -77,15 +56,15 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     int has = c != NULL;
     double err = 0;
     fattn_utc_now(now);
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot store the confirmation");
+    if (fattn_store_prepare(s, sql, &st))
+        return FATTN_EFAIL;
     sqlite3_bind_int64(st, 1, r->study_id);
     sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
-    bind_text(st, 3, r->config_key);
-    bind_text(st, 4, r->baseline);
+    fattn_store_bind_text(st, 3, r->config_key);
+    fattn_store_bind_text(st, 4, r->baseline);
     sqlite3_bind_int(st, 5, r->n);
     sqlite3_bind_int64(st, 6, r->seed);
-    bind_text(st, 7, r->device);
+    fattn_store_bind_text(st, 7, r->device);
     bind_double(st, 8, has, has ? c->cand_median : 0);
     bind_double(st, 9, has, has ? c->cand_lo : 0);
     bind_double(st, 10, has, has ? c->cand_hi : 0);
@@ -99,18 +78,18 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     bind_double(st, 18, has, has ? c->speedup_hi : 0);
     bind_double(st, 19, has, has ? c->mwu.p : 0);
     bind_double(st, 20, has, has ? c->delta : 0);
-    bind_text(st, 21, r->verdict);
+    fattn_store_bind_text(st, 21, r->verdict);
     if (r->trial_id)
         sqlite3_bind_int64(st, 22, r->trial_id);
     else
         sqlite3_bind_null(st, 22);
-    bind_text(st, 23, r->arch);
-    bind_text(st, 24, r->base_kind);
-    bind_text(st, 25, r->base_desc);
+    fattn_store_bind_text(st, 23, r->arch);
+    fattn_store_bind_text(st, 24, r->base_kind);
+    fattn_store_bind_text(st, 25, r->base_desc);
     sqlite3_bind_int64(st, 26, (long long)r->resamples);
     sqlite3_bind_double(st, 27, r->level);
     sqlite3_bind_double(st, 28, r->target);
-    bind_text(st, 29, r->timing_method);
+    fattn_store_bind_text(st, 29, r->timing_method);
     bind_double(st, 30, has, has ? c->cand_p10 : 0);
     bind_double(st, 31, has, has ? c->base_p10 : 0);
     bind_double(st, 32, has, has ? c->mwu.u : 0);
@@ -123,7 +102,7 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     bind_double(st, 36, has_err, err);
     has_err = max_err(r->base, &err);
     bind_double(st, 37, has_err, err);
-    bind_text(st, 38, r->detail);
+    fattn_store_bind_text(st, 38, r->detail);
     if (r->previous_id) {
         sqlite3_bind_int64(st, 39, r->previous_id);
         sqlite3_bind_double(st, 40, r->change_pct);
@@ -131,10 +110,8 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     } else {
         sqlite3_bind_null(st, 39), sqlite3_bind_null(st, 40), sqlite3_bind_null(st, 41);
     }
-    int ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_finalize(st);
-    if (!ok)
-        return fattn_store_fail(s, "cannot store the confirmation");
+    if (fattn_store_step_done(s, st, "cannot store the confirmation"))
+        return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(fattn_store_db(s));
     if (add_samples(s, *id, "candidate", r->cand) || add_samples(s, *id, "baseline", r->base))
         return FATTN_EFAIL;
@@ -153,7 +130,7 @@ int fattn_store_confirmation_previous(fattn_store *s, const char *config_key, co
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read confirmations");
     sqlite3_bind_text(st, 1, config_key, -1, SQLITE_STATIC);
-    bind_text(st, 2, device);
+    fattn_store_bind_text(st, 2, device);
     sqlite3_bind_int(st, 3, shape->batch);
     sqlite3_bind_int(st, 4, shape->heads);
     sqlite3_bind_int(st, 5, shape->seqlen);

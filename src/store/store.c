@@ -2,6 +2,7 @@
  * store.c - opening, migrating and writing the results database.
  */
 #include "store/store.h"
+#include "store/sql.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -301,14 +302,14 @@ void fattn_store_close(fattn_store **sp)
     *sp = NULL;
 }
 
-static int prepare(fattn_store *s, const char *sql, sqlite3_stmt **st)
+int fattn_store_prepare(fattn_store *s, const char *sql, sqlite3_stmt **st)
 {
     if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot prepare a statement");
     return FATTN_OK;
 }
 
-static int step_done(fattn_store *s, sqlite3_stmt *st, const char *what)
+int fattn_store_step_done(fattn_store *s, sqlite3_stmt *st, const char *what)
 {
     int r = sqlite3_step(st);
     int rc = r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, what);
@@ -316,12 +317,32 @@ static int step_done(fattn_store *s, sqlite3_stmt *st, const char *what)
     return rc;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
+void fattn_store_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
         sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(st, i);
+}
+
+int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner, const double *us, size_t n,
+                               const char *what)
+{
+    sqlite3_stmt *st;
+    if (fattn_store_prepare(s, sql, &st))
+        return FATTN_EFAIL;
+    for (size_t i = 0; i < n; ++i) {
+        sqlite3_bind_int64(st, 1, owner);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, us[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return fattn_store_fail(s, what);
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return FATTN_OK;
 }
 
 int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id)
@@ -334,13 +355,13 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
         "?20, ?21, ?22, ?23, ?24, ?25, ?26)";
     sqlite3_stmt *st;
     char now[32], cjson[32];
-    if (prepare(s, sql, &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
     snprintf(cjson, sizeof cjson, "%s", fattn_schema_cjson_version());
-    bind_text(st, 1, now);
-    bind_text(st, 2, r->command);
-    bind_text(st, 3, r->strategy);
+    fattn_store_bind_text(st, 1, now);
+    fattn_store_bind_text(st, 2, r->command);
+    fattn_store_bind_text(st, 3, r->strategy);
     if (r->has_seed)
         sqlite3_bind_int64(st, 4, r->seed);
     else
@@ -350,24 +371,24 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     sqlite3_bind_int(st, 7, r->shape.seqlen);
     sqlite3_bind_int(st, 8, r->shape.head_dim);
     sqlite3_bind_int(st, 9, r->shape.causal);
-    bind_text(st, 10, r->arch);
-    bind_text(st, 11, r->device);
-    bind_text(st, 12, r->device_json);
-    bind_text(st, 13, FATTN_VERSION);
-    bind_text(st, 14, r->nvrtc_version);
-    bind_text(st, 15, r->driver_version);
-    bind_text(st, 16, sqlite3_libversion());
-    bind_text(st, 17, cjson);
-    bind_text(st, 18, r->space_path);
-    bind_text(st, 19, r->space_hash);
-    bind_text(st, 20, r->space_json);
-    bind_text(st, 21, r->kernel_hash);
-    bind_text(st, 22, r->limits_json);
-    bind_text(st, 23, r->argv);
-    bind_text(st, 24, r->evaluator);
-    bind_text(st, 25, r->timing_method);
-    bind_text(st, 26, r->args_json);
-    if (step_done(s, st, "cannot record the study"))
+    fattn_store_bind_text(st, 10, r->arch);
+    fattn_store_bind_text(st, 11, r->device);
+    fattn_store_bind_text(st, 12, r->device_json);
+    fattn_store_bind_text(st, 13, FATTN_VERSION);
+    fattn_store_bind_text(st, 14, r->nvrtc_version);
+    fattn_store_bind_text(st, 15, r->driver_version);
+    fattn_store_bind_text(st, 16, sqlite3_libversion());
+    fattn_store_bind_text(st, 17, cjson);
+    fattn_store_bind_text(st, 18, r->space_path);
+    fattn_store_bind_text(st, 19, r->space_hash);
+    fattn_store_bind_text(st, 20, r->space_json);
+    fattn_store_bind_text(st, 21, r->kernel_hash);
+    fattn_store_bind_text(st, 22, r->limits_json);
+    fattn_store_bind_text(st, 23, r->argv);
+    fattn_store_bind_text(st, 24, r->evaluator);
+    fattn_store_bind_text(st, 25, r->timing_method);
+    fattn_store_bind_text(st, 26, r->args_json);
+    if (fattn_store_step_done(s, st, "cannot record the study"))
         return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(s->db);
     return FATTN_OK;
@@ -376,37 +397,38 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
 int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
 {
     sqlite3_stmt *st;
-    if (prepare(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", &st))
+    if (fattn_store_prepare(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", &st))
         return FATTN_EFAIL;
     sqlite3_bind_double(st, 1, search_ms);
     sqlite3_bind_int64(st, 2, id);
-    return step_done(s, st, "cannot update the study");
+    return fattn_store_step_done(s, st, "cannot update the study");
 }
 
 int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json)
 {
     sqlite3_stmt *st;
-    if (prepare(s,
-                "UPDATE studies SET status = 'running', finished_at = NULL, runs = runs + 1, args_json = ?1 "
-                "WHERE id = ?2",
-                &st))
+    if (fattn_store_prepare(
+            s,
+            "UPDATE studies SET status = 'running', finished_at = NULL, runs = runs + 1, args_json = ?1 "
+            "WHERE id = ?2",
+            &st))
         return FATTN_EFAIL;
-    bind_text(st, 1, args_json);
+    fattn_store_bind_text(st, 1, args_json);
     sqlite3_bind_int64(st, 2, id);
-    return step_done(s, st, "cannot reopen the study");
+    return fattn_store_step_done(s, st, "cannot reopen the study");
 }
 
 int fattn_store_study_end(fattn_store *s, long long id, const char *status)
 {
     sqlite3_stmt *st;
     char now[32];
-    if (prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3", &st))
+    if (fattn_store_prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3", &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
-    bind_text(st, 1, status);
-    bind_text(st, 2, now);
+    fattn_store_bind_text(st, 1, status);
+    fattn_store_bind_text(st, 2, now);
     sqlite3_bind_int64(st, 3, id);
-    return step_done(s, st, "cannot update the study");
+    return fattn_store_step_done(s, st, "cannot update the study");
 }
 
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id)
@@ -421,20 +443,20 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
-    if (prepare(s, sql, &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_config_key(r->cfg, key);
     fattn_utc_now(now);
     sqlite3_bind_int64(st, 1, r->study_id);
     sqlite3_bind_int64(st, 2, r->seq);
-    bind_text(st, 3, key);
+    fattn_store_bind_text(st, 3, key);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
         sqlite3_bind_int(st, 4 + i, r->cfg->v[i]);
-    bind_text(st, 15, r->status);
-    bind_text(st, 16, r->reason);
-    bind_text(st, 17, r->detail);
-    bind_text(st, 18, now);
-    bind_text(st, 19, r->cache_key);
+    fattn_store_bind_text(st, 15, r->status);
+    fattn_store_bind_text(st, 16, r->reason);
+    fattn_store_bind_text(st, 17, r->detail);
+    fattn_store_bind_text(st, 18, now);
+    fattn_store_bind_text(st, 19, r->cache_key);
     if (r->cache_key)
         sqlite3_bind_int(st, 20, r->cache_hit);
     if (r->compile_ms >= 0)
@@ -452,7 +474,7 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     if (r->has_occupancy) {
         sqlite3_bind_double(st, 29, r->occupancy);
         sqlite3_bind_int(st, 30, r->blocks_per_sm);
-        bind_text(st, 31, r->occupancy_limiter);
+        fattn_store_bind_text(st, 31, r->occupancy_limiter);
     }
     const fattn_eval_result *e = r->eval;
     if (e && e->has_timing) {
@@ -471,26 +493,14 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         sqlite3_bind_int64(st, 40, (sqlite3_int64)r->numerics_seed);
         sqlite3_bind_double(st, 41, e->wall_ms);
     }
-    if (step_done(s, st, "cannot record the trial"))
+    if (fattn_store_step_done(s, st, "cannot record the trial"))
         return FATTN_EFAIL;
     long long trial = sqlite3_last_insert_rowid(s->db);
     if (id)
         *id = trial;
-    if (e && e->nsamples) {
-        if (prepare(s, "INSERT INTO samples (trial_id, idx, us) VALUES (?1, ?2, ?3)", &st))
-            return FATTN_EFAIL;
-        for (size_t i = 0; i < e->nsamples; ++i) {
-            sqlite3_bind_int64(st, 1, trial);
-            sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-            sqlite3_bind_double(st, 3, e->samples[i]);
-            if (sqlite3_step(st) != SQLITE_DONE) {
-                sqlite3_finalize(st);
-                return fattn_store_fail(s, "cannot record the timing samples");
-            }
-            sqlite3_reset(st);
-        }
-        sqlite3_finalize(st);
-    }
+    if (e && e->nsamples)
+        return fattn_store_insert_samples(s, "INSERT INTO samples (trial_id, idx, us) VALUES (?1, ?2, ?3)", trial,
+                                          e->samples, e->nsamples, "cannot record the timing samples");
     return FATTN_OK;
 }
 
@@ -506,9 +516,9 @@ int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
         "SELECT kernel_hash, arch, options, nvrtc_version, ok, log, cubin, compile_ms, registers, spill_stores, "
         "spill_loads, stack_frame, smem_static, smem_dynamic, threads FROM compile_cache WHERE key = ?1";
     sqlite3_stmt *st;
-    if (prepare(s, sql, &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
-    bind_text(st, 1, key);
+    fattn_store_bind_text(st, 1, key);
     int r = sqlite3_step(st);
     if (r == SQLITE_DONE) {
         sqlite3_finalize(st);
@@ -553,17 +563,17 @@ int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
     sqlite3_stmt *st;
     char now[32];
-    if (prepare(s, sql, &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
-    bind_text(st, 1, e->key);
-    bind_text(st, 2, e->kernel_hash);
-    bind_text(st, 3, e->arch);
-    bind_text(st, 4, e->options);
-    bind_text(st, 5, e->nvrtc_version);
-    bind_text(st, 6, now);
+    fattn_store_bind_text(st, 1, e->key);
+    fattn_store_bind_text(st, 2, e->kernel_hash);
+    fattn_store_bind_text(st, 3, e->arch);
+    fattn_store_bind_text(st, 4, e->options);
+    fattn_store_bind_text(st, 5, e->nvrtc_version);
+    fattn_store_bind_text(st, 6, now);
     sqlite3_bind_int(st, 7, e->ok);
-    bind_text(st, 8, e->log);
+    fattn_store_bind_text(st, 8, e->log);
     if (e->cubin)
         sqlite3_bind_blob(st, 9, e->cubin, (int)e->cubin_size, SQLITE_TRANSIENT);
     else
@@ -578,7 +588,7 @@ int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
         sqlite3_bind_int(st, 16, (int)e->res.smem_dynamic);
         sqlite3_bind_int(st, 17, (int)e->res.threads);
     }
-    return step_done(s, st, "cannot store a compile-cache entry");
+    return fattn_store_step_done(s, st, "cannot store a compile-cache entry");
 }
 
 void fattn_cache_entry_release(fattn_cache_entry *e)

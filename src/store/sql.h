@@ -1,0 +1,28 @@
+/*
+ * sql.h - statement helpers shared by the store's own files (store.c,
+ * confirmations.c); not for the rest of the program. Each reports its
+ * failure through fattn_store_fail().
+ */
+#ifndef FATTN_STORE_SQL_H
+#define FATTN_STORE_SQL_H
+
+#include <stddef.h>
+
+#include "store/store.h"
+
+/* Prepares sql on the store's connection. */
+int fattn_store_prepare(fattn_store *s, const char *sql, sqlite3_stmt **st);
+
+/* Steps a statement that returns no row, then finalizes it; `what` names
+ * the failure. */
+int fattn_store_step_done(fattn_store *s, sqlite3_stmt *st, const char *what);
+
+/* Binds text, or NULL when v is NULL. */
+void fattn_store_bind_text(sqlite3_stmt *st, int i, const char *v);
+
+/* Runs `sql`, an INSERT binding ?1 = owner, ?2 = index, ?3 = microseconds,
+ * for each of us[0..n) (the raw samples of a trial or a confirmation). */
+int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner, const double *us, size_t n,
+                               const char *what);
+
+#endif
