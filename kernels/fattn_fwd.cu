@@ -27,6 +27,17 @@
  *   CP_ASYNC {0,1}        cp.async copies vs loads through registers
  *   SWIZZLE {0,1}         XOR-swizzled rows vs rows padded by PAD_BYTES
  *   HALF2 {0,1}           16-byte global I/O and packed half2 conversions vs scalar
+ * Extension tunables, off by default (the default space never sets them; a
+ * tuned space such as search/space-h100.json lists them):
+ *   SPLIT_KV {1,2,4,8}    blocks sharing one row block's key range: a thread-
+ *                         block cluster of SPLIT_KV blocks (sm_90+) along x,
+ *                         each walking its share of the key tiles; their
+ *                         partial (max, sum, O) meet in shared memory and each
+ *                         block combines BLOCK_M / SPLIT_KV rows through
+ *                         distributed shared memory. Grid x grows SPLIT_KV
+ *                         times; the cluster shape is compiled in.
+ *   Q_REGS {0,1}          Q's A-operand fragments loaded once into registers
+ *                         (1) instead of re-read with ldmatrix for every key tile
  * Test-only overrides outside the default space: PAD_BYTES (row pad, default
  * 16; the seeds' broken layout is 2) and COPY_COLMAJOR (1: the copy loops walk
  * down the rows first, an uncoalesced mapping the coalescing gate rejects).
@@ -71,6 +82,12 @@
 #if !defined(HALF2) && defined(FATTN_HALF2)
 #define HALF2 FATTN_HALF2
 #endif
+#if !defined(SPLIT_KV) && defined(FATTN_SPLIT_KV)
+#define SPLIT_KV FATTN_SPLIT_KV
+#endif
+#if !defined(Q_REGS) && defined(FATTN_Q_REGS)
+#define Q_REGS FATTN_Q_REGS
+#endif
 #if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
 #define HEAD_DIM FATTN_HEAD_DIM
 #endif
@@ -105,6 +122,12 @@
 #ifndef HALF2
 #define HALF2 1
 #endif
+#ifndef SPLIT_KV
+#define SPLIT_KV 1
+#endif
+#ifndef Q_REGS
+#define Q_REGS 0
+#endif
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
@@ -123,7 +146,11 @@
 #define FATTN_KV_CHUNKS (BLOCK_K / 8)
 #define FATTN_Q_TILE_BYTES (BLOCK_M * (FATTN_Q_CHUNKS * 16 + (SWIZZLE ? 0 : PAD_BYTES)))
 #define FATTN_KV_SLOT_BYTES (BLOCK_N * (FATTN_KV_CHUNKS * 16 + (SWIZZLE ? 0 : PAD_BYTES)))
-#define FATTN_SMEM_BYTES (FATTN_Q_TILE_BYTES + STAGES * FATTN_KV_SLOT_BYTES)
+#define FATTN_LOOP_BYTES (FATTN_Q_TILE_BYTES + STAGES * FATTN_KV_SLOT_BYTES)
+/* SPLIT_KV > 1: the partials the cluster combines, over the loop's region. */
+#define FATTN_PART_ROW_BYTES (HEAD_DIM * 4 + 32)
+#define FATTN_PART_BYTES (SPLIT_KV > 1 ? BLOCK_M * (FATTN_PART_ROW_BYTES + 8) : 0)
+#define FATTN_SMEM_BYTES (FATTN_LOOP_BYTES > FATTN_PART_BYTES ? FATTN_LOOP_BYTES : FATTN_PART_BYTES)
 
 #define FATTN_PRAGMA_(x) _Pragma(#x)
 #define FATTN_UNROLL_BY(n) FATTN_PRAGMA_(unroll n)
@@ -133,6 +160,12 @@ static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "each warp owns whole 16-row stri
 static_assert(BLOCK_N % 16 == 0 && BLOCK_K % 16 == 0, "BLOCK_N and BLOCK_K are multiples of 16");
 static_assert(HEAD_DIM % BLOCK_K == 0, "BLOCK_K divides HEAD_DIM");
 static_assert(STAGES >= 1 && UNROLL >= 1, "STAGES and UNROLL are positive");
+static_assert(SPLIT_KV == 1 || SPLIT_KV == 2 || SPLIT_KV == 4 || SPLIT_KV == 8, "SPLIT_KV is 1, 2, 4 or 8");
+static_assert(BLOCK_M % SPLIT_KV == 0, "each block of a cluster combines whole rows");
+static_assert(Q_REGS == 0 || Q_REGS == 1, "Q_REGS is 0 or 1");
+#if SPLIT_KV > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "SPLIT_KV > 1 needs thread-block clusters (sm_90 or newer)"
+#endif
 
 /* Layout size and block size, read back from the cubin by fattn-tune. */
 extern "C" __device__ const unsigned int fattn_smem_bytes = FATTN_SMEM_BYTES;
@@ -206,6 +239,47 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
+}
+#endif
+
+#if SPLIT_KV > 1
+/* Thread-block clusters: this block's rank, the cluster-wide barrier (release
+ * and acquire: shared-memory writes before it are visible to every block of
+ * the cluster after it), and loads from a peer's shared memory. */
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+/* The shared::cluster address of `addr` (a shared::cta address) in block `rank`. */
+__device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+
+__device__ __forceinline__ float ld_cluster(unsigned addr)
+{
+    float x;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(addr) : "memory");
+    return x;
+}
+
+__device__ __forceinline__ float4 ld_cluster_v4(unsigned addr)
+{
+    float4 x;
+    asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(addr) : "memory");
+    return x;
 }
 #endif
 
@@ -306,19 +380,40 @@ __device__ __forceinline__ const half *chunk_src(int i, const half *kh, const ha
            + (part % kChunksPerTile) * BLOCK_K;
 }
 
+/* This warp's A-operand fragments of Q, k16 step `ks` of the head dimension. */
+__device__ __forceinline__ void q_frags(unsigned (&a)[kMTiles][4], int ks, unsigned q_tile, int warp, int lane)
+{
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+        const int row = warp * kRowsPerWarp + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+        const int col = ks * 16 + (lane / 16) * 8;
+        ldmatrix_x4(a[mt], q_tile + tile_off(row, col * 2, FATTN_Q_CHUNKS));
+    }
+}
+
+#if Q_REGS
+/* Q held in registers for the whole key loop: every k16 step of D. */
+struct QRegs {
+    unsigned f[HEAD_DIM / 16][kMTiles][4];
+};
+#define FATTN_QK_Q_ARG const QRegs &q_regs
+#else
+#define FATTN_QK_Q_ARG unsigned q_tile
+#endif
+
 /* S += Q[:, c*BLOCK_K : (c+1)*BLOCK_K] K_c^T for this warp's rows. */
-__device__ __forceinline__ void qk_chunk(int c, float (&s)[kMTiles][kSTiles][4], unsigned q_tile,
-                                         unsigned slot, int warp, int lane)
+__device__ __forceinline__ void qk_chunk(int c, float (&s)[kMTiles][kSTiles][4], FATTN_QK_Q_ARG, unsigned slot,
+                                         int warp, int lane)
 {
 #pragma unroll
     for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+#if Q_REGS
+        (void)warp;
+        const unsigned (&a)[kMTiles][4] = q_regs.f[c * (BLOCK_K / 16) + kk];
+#else
         unsigned a[kMTiles][4];
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) {
-            const int row = warp * kRowsPerWarp + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
-            const int col = c * BLOCK_K + kk * 16 + (lane / 16) * 8;
-            ldmatrix_x4(a[mt], q_tile + tile_off(row, col * 2, FATTN_Q_CHUNKS));
-        }
+        q_frags(a, c * (BLOCK_K / 16) + kk, q_tile, warp, lane);
+#endif
 #pragma unroll
         for (int np = 0; np < kSTiles / 2; ++np) {
             unsigned b[4];
@@ -358,7 +453,13 @@ __device__ __forceinline__ void pv_chunk(int c, float (&o)[kMTiles][kOTiles][4],
 
 } /* namespace */
 
-extern "C" __global__ void __launch_bounds__(FATTN_THREADS)
+#if SPLIT_KV > 1
+#define FATTN_CLUSTER __cluster_dims__(SPLIT_KV, 1, 1)
+#else
+#define FATTN_CLUSTER
+#endif
+
+extern "C" __global__ void FATTN_CLUSTER __launch_bounds__(FATTN_THREADS)
 fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__restrict__ v,
           half *__restrict__ o, int batch, int heads, int seqlen, float scale)
 {
@@ -366,12 +467,12 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     (void)batch;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int m_block = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    /* Row blocks in x, SPLIT_KV consecutive blocks (one cluster) per row block. */
+    const int m_idx = (int)blockIdx.x / SPLIT_KV;
+    const int m_block = CAUSAL ? (int)(gridDim.x / SPLIT_KV) - 1 - m_idx : m_idx;
     const int m0 = m_block * BLOCK_M;
     const size_t head = ((size_t)blockIdx.z * heads + blockIdx.y) * (size_t)seqlen * HEAD_DIM;
     const half *qh = q + head;
-    const half *kh = k + head;
-    const half *vh = v + head;
     const float scale_log2 = scale * 1.4426950408889634f;
 
     unsigned char *q_tile = smem;
@@ -380,8 +481,20 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     const unsigned ring_s = (unsigned)__cvta_generic_to_shared(ring);
 
     const int n_end = CAUSAL ? min(seqlen, m0 + BLOCK_M) : seqlen;
+#if SPLIT_KV > 1
+    /* This block's share of the row block's key tiles: [t_begin, t_end). */
+    const int rank = (int)cluster_rank();
+    const int all_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;
+    const int t_begin = rank * all_tiles / SPLIT_KV;
+    const int n_tiles = (rank + 1) * all_tiles / SPLIT_KV - t_begin;
+#else
+    const int t_begin = 0;
     const int n_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;
+#endif
     const int n_chunks = n_tiles * 2 * kChunksPerTile;
+    const half *kh = k + head + (size_t)t_begin * BLOCK_N * HEAD_DIM;
+    const half *vh = v + head + (size_t)t_begin * BLOCK_N * HEAD_DIM;
+    const int kv_len = seqlen - t_begin * BLOCK_N; /* keys from kh on */
 
     copy_tile<BLOCK_M, FATTN_Q_CHUNKS>(q_tile, qh + (size_t)m0 * HEAD_DIM, seqlen - m0);
 #if CP_ASYNC
@@ -393,7 +506,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     for (int i = 0; i < STAGES - 1; ++i) {
         if (i < n_chunks) {
             int valid;
-            const half *src = chunk_src(i, kh, vh, valid, seqlen);
+            const half *src = chunk_src(i, kh, vh, valid, kv_len);
             copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring + i * FATTN_KV_SLOT_BYTES, src, valid);
         }
 #if CP_ASYNC
@@ -415,6 +528,22 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     float s_acc[kMTiles][kSTiles][4];
     unsigned p_frag[kMTiles][BLOCK_N / 16][4];
 
+#if Q_REGS
+    /* Q's fragments, once: wait for Q's copy only (the younger STAGES - 1
+     * groups of the ring may stay in flight). */
+#if CP_ASYNC
+    cp_async_wait<STAGES - 1>();
+#endif
+    __syncthreads();
+    QRegs q_regs;
+#pragma unroll
+    for (int ks = 0; ks < HEAD_DIM / 16; ++ks)
+        q_frags(q_regs.f[ks], ks, q_tile_s, warp, lane);
+#define FATTN_QK_Q q_regs
+#else
+#define FATTN_QK_Q q_tile_s
+#endif
+
     int chunk = 0;
     int read_slot = 0;
     int write_slot = STAGES - 1;
@@ -428,7 +557,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
             __syncthreads();
             {
                 int valid;
-                const half *src = chunk_src(chunk, kh, vh, valid, seqlen);
+                const half *src = chunk_src(chunk, kh, vh, valid, kv_len);
                 copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring, src, valid);
             }
 #if CP_ASYNC
@@ -443,7 +572,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
             __syncthreads();
             if (ahead < n_chunks) {
                 int valid;
-                const half *src = chunk_src(ahead, kh, vh, valid, seqlen);
+                const half *src = chunk_src(ahead, kh, vh, valid, kv_len);
                 copy_tile<BLOCK_N, FATTN_KV_CHUNKS>(ring + write_slot * FATTN_KV_SLOT_BYTES, src, valid);
             }
             cp_async_commit();
@@ -452,7 +581,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
             Staged<BLOCK_N, FATTN_KV_CHUNKS> staged;
             if (ahead < n_chunks) {
                 int valid;
-                const half *src = chunk_src(ahead, kh, vh, valid, seqlen);
+                const half *src = chunk_src(ahead, kh, vh, valid, kv_len);
                 load_regs(staged, src, valid);
             }
 #endif
@@ -467,10 +596,10 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
                         for (int n = 0; n < kSTiles; ++n)
                             s_acc[mt][n][0] = s_acc[mt][n][1] = s_acc[mt][n][2] = s_acc[mt][n][3] = 0.f;
                 }
-                qk_chunk(part, s_acc, q_tile_s, slot, warp, lane);
+                qk_chunk(part, s_acc, FATTN_QK_Q, slot, warp, lane);
                 if (part == kChunksPerTile - 1) {
                     /* Online softmax of this tile's scores, in log2 units. */
-                    const int n0 = t * BLOCK_N;
+                    const int n0 = (t_begin + t) * BLOCK_N;
                     const bool need_mask = n0 + BLOCK_N > seqlen || (CAUSAL && n0 + BLOCK_N - 1 > m0);
 #pragma unroll
                     for (int mt = 0; mt < kMTiles; ++mt) {
@@ -540,6 +669,83 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
 #if CP_ASYNC
     cp_async_wait<0>();
 #endif
+#if SPLIT_KV > 1
+    /* Each block of the cluster leaves its partial (row max in log2 units,
+     * row sum, unnormalized O in fp32) in its own shared memory, over the
+     * loop's region; after the cluster barrier block `rank` combines rows
+     * [rank, rank + 1) * BLOCK_M / SPLIT_KV from all SPLIT_KV blocks. */
+    constexpr int kPartRow = FATTN_PART_ROW_BYTES / 4; /* floats per row */
+    float *part_o = reinterpret_cast<float *>(smem);
+    float *part_m = part_o + BLOCK_M * kPartRow;
+    float *part_l = part_m + BLOCK_M;
+    __syncthreads(); /* every warp is done with the Q tile and the ring */
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float l = row_l[mt][h];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const int row = warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
+            if (lane % 4 == 0) {
+                part_m[row] = row_m[mt][h];
+                part_l[row] = l;
+            }
+#pragma unroll
+            for (int d = 0; d < kOTiles; ++d)
+                *reinterpret_cast<float2 *>(part_o + row * kPartRow + d * 8 + (lane % 4) * 2) =
+                    make_float2(o_acc[mt][d][2 * h], o_acc[mt][d][2 * h + 1]);
+        }
+    }
+    cluster_sync();
+    {
+        constexpr int kRowsPerRank = BLOCK_M / SPLIT_KV;
+        constexpr int kUnitsPerRow = HEAD_DIM / 4; /* 4 columns per unit */
+        constexpr int kUnits = kRowsPerRank * kUnitsPerRow;
+        const unsigned part_s = (unsigned)__cvta_generic_to_shared(part_o);
+        const unsigned m_s = (unsigned)__cvta_generic_to_shared(part_m);
+        const unsigned l_s = (unsigned)__cvta_generic_to_shared(part_l);
+        half *oh = o + head + (size_t)m0 * HEAD_DIM;
+        for (int u = threadIdx.x; u < kUnits; u += kThreads) {
+            const int row = rank * kRowsPerRank + u / kUnitsPerRow;
+            const int col = (u % kUnitsPerRow) * 4;
+            if (m0 + row >= seqlen)
+                continue;
+            float mj[SPLIT_KV], mx = kNegInf;
+#pragma unroll
+            for (int j = 0; j < SPLIT_KV; ++j) {
+                mj[j] = ld_cluster(cluster_map(m_s + row * 4, j));
+                mx = fmaxf(mx, mj[j]);
+            }
+            float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+            float l = 0.f;
+#pragma unroll
+            for (int j = 0; j < SPLIT_KV; ++j) {
+                const float w = mx == kNegInf ? 0.f : exp2f(mj[j] - mx);
+                const float4 x = ld_cluster_v4(cluster_map(part_s + (row * kPartRow + col) * 4, j));
+                l += w * ld_cluster(cluster_map(l_s + row * 4, j));
+                acc.x += w * x.x;
+                acc.y += w * x.y;
+                acc.z += w * x.z;
+                acc.w += w * x.w;
+            }
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            half *dst = oh + (size_t)row * HEAD_DIM + col;
+#if HALF2
+            uint2 pk;
+            pk.x = pack_half2(acc.x * inv, acc.y * inv);
+            pk.y = pack_half2(acc.z * inv, acc.w * inv);
+            *reinterpret_cast<uint2 *>(dst) = pk;
+#else
+            dst[0] = __float2half_rn(acc.x * inv);
+            dst[1] = __float2half_rn(acc.y * inv);
+            dst[2] = __float2half_rn(acc.z * inv);
+            dst[3] = __float2half_rn(acc.w * inv);
+#endif
+        }
+    }
+    cluster_sync(); /* no block leaves while a peer still reads its shared memory */
+#else
     /* Normalize and stage O through this warp's own rows of the Q tile. */
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
@@ -578,4 +784,5 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
             *reinterpret_cast<VecT *>(oh + (size_t)row * HEAD_DIM + byte / 2) =
                 *reinterpret_cast<const VecT *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS));
     }
+#endif /* SPLIT_KV */
 }

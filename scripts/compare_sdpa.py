@@ -76,6 +76,13 @@ class Driver:
         self.cuLaunchKernel = self._fn("cuLaunchKernel", [ctypes.c_void_p] + [ctypes.c_uint] * 6 + [
             ctypes.c_uint, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p])
         self.cuGetErrorName = self._fn("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])
+        self.cuDriverGetVersion = self._fn("cuDriverGetVersion", [ctypes.POINTER(ctypes.c_int)])
+
+    def version(self):
+        """The driver's CUDA version, "13.0"."""
+        v = ctypes.c_int()
+        self.check(self.cuDriverGetVersion(ctypes.byref(v)), "cuDriverGetVersion")
+        return f"{v.value // 1000}.{v.value % 1000 // 10}"
 
     def _fn(self, name, argtypes):
         p = ctypes.c_void_p()
@@ -103,6 +110,8 @@ class FattnKernel:
         self.smem = int(desc["smem_bytes"])
         self.threads = int(desc["threads"])
         self.block_m = int(desc["config"]["BLOCK_M"])
+        # SPLIT_KV blocks (one cluster, compiled in) per BLOCK_M rows; absent before it existed.
+        self.split_kv = int(desc["config"].get("SPLIT_KV", 1))
         if self.smem > 48 * 1024:
             # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             drv.check(drv.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute")
@@ -113,7 +122,7 @@ class FattnKernel:
                 ctypes.c_void_p(o.data_ptr()), ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
                 ctypes.c_float(1.0 / math.sqrt(d))]
         params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-        grid = (s + self.block_m - 1) // self.block_m
+        grid = (s + self.block_m - 1) // self.block_m * self.split_kv
         self.drv.check(self.drv.cuLaunchKernel(self.fn, grid, h, b, self.threads, 1, 1, self.smem,
                                                ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
 
@@ -130,6 +139,8 @@ def main():
                     help="largest relative gap between this harness's and fattn-tune's median (default 0.10)")
     ap.add_argument("--markdown", help="append the table to this markdown file")
     ap.add_argument("--samples-csv", help="append every sample (shape,backend,idx,us) to this CSV")
+    ap.add_argument("--summary-json", help="append one JSON line (medians, CIs, versions) to this file; "
+                    "scripts/speed_table.py turns such lines into the issue-5 table")
     a = ap.parse_args()
 
     import torch
@@ -250,6 +261,18 @@ def main():
     if a.markdown:
         with open(a.markdown, "a") as f:
             f.write(text + "\n")
+    if a.summary_json:
+        import datetime
+        line = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "shape": [B, H, S, D], "causal": causal, "config": desc["config_key"], "device": props.name,
+                "driver": drv.version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+                "cudnn": torch.backends.cudnn.version(), "n": a.n, "reps": a.reps, "input_sets": nsets,
+                "reported_median_us": reported, "agree": bool(agree), "max_abs_err": max_err, "n_bad": bad,
+                "backends": {name: {"median_us": m, "ci_us": [lo, hi], "p90_us": p90}
+                             for name, m, lo, hi, p90, _, _ in rows},
+                "skipped": {name: why for name, why in skipped}}
+        with open(a.summary_json, "a") as f:
+            f.write(json.dumps(line) + "\n")
     if a.samples_csv:
         with open(a.samples_csv, "a") as f:
             for name, xs in samples.items():

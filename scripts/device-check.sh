@@ -8,6 +8,8 @@
 #   run(command="scripts/device-check.sh large-causal numerics", carry=["build-device"])
 #   run(command="scripts/device-check.sh sanitizer compare", carry=["build-device"])
 #   run(command="scripts/device-check.sh tune", carry=["build-device"])
+#   run(command="FATTN_SPEED_SHAPES='1,8,512,64 2,8,512,64 4,8,512,64' scripts/device-check.sh speed",
+#       carry=["build-device"])
 #
 # Stages (each well inside one 10-minute command; all together about 25
 # device-minutes on an H100):
@@ -30,6 +32,18 @@
 #                 default strategy), confirm --n 100 --baseline cudnn, the
 #                 HTML report (into $OUT) and the exported header; about
 #                 7 device-minutes ($FATTN_TUNE_BUDGET changes the budget)
+#   speed         issue 5's acceptance run, per shape of $FATTN_SPEED_SHAPES
+#                 (default: the six seed shapes) and causality of
+#                 $FATTN_SPEED_CAUSAL (default "0 1"): search of
+#                 search/space-h100.json (extension tunables included) for
+#                 $FATTN_SPEED_BUDGET (default 40s) with --smem-limit max,
+#                 confirm --n 100 (cuDNN for non-causal shapes), the confirmed
+#                 best through scripts/compare_sdpa.py (--n 100) beside torch
+#                 flash, efficient and cuDNN, compute-sanitizer memcheck and
+#                 racecheck on it; then scripts/speed_table.py's verdicts
+#                 against the issue's targets (also $OUT/speed.md, and
+#                 $OUT/speed.jsonl to concatenate over several calls). About
+#                 1.5 device-minutes per S=512 shape: three shapes per command
 #   all           every stage in order (longer than one device command)
 #
 # Each stage appends its section to $OUT/report.md and its commands' output
@@ -92,8 +106,17 @@ gpu_slug() {
     esac
 }
 shape_tag() { echo "${1//,/-}$([ "$2" = 1 ] && echo -causal)"; } # 2,8,512,64 1 -> 2-8-512-64-causal
-key_filter() {                                                   # bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 -> NAME=VALUE,...
-    echo "$1" | sed -E 's/^bm([0-9]+)-bn([0-9]+)-bk([0-9]+)-w([0-9]+)-s([0-9]+)-u([0-9]+)-cp([0-9]+)-sw([0-9]+)-h([0-9]+)$/BLOCK_M=\1,BLOCK_N=\2,BLOCK_K=\3,NUM_WARPS=\4,STAGES=\5,UNROLL=\6,CP_ASYNC=\7,SWIZZLE=\8,HALF2=\9/'
+key_filter() { # bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1[-kv2][-qr1] -> NAME=VALUE,...
+    local t n out=""
+    for t in ${1//-/ }; do
+        case $t in
+        bm*) n=BLOCK_M ;; bn*) n=BLOCK_N ;; bk*) n=BLOCK_K ;; w*) n=NUM_WARPS ;; sw*) n=SWIZZLE ;;
+        s*) n=STAGES ;; u*) n=UNROLL ;; cp*) n=CP_ASYNC ;; h*) n=HALF2 ;; kv*) n=SPLIT_KV ;; qr*) n=Q_REGS ;;
+        *) echo "$1"; return ;;
+        esac
+        out+="${out:+,}$n=${t##*[a-z]}"
+    done
+    echo "$out"
 }
 causal_flag() { [ "$1" = 1 ] && echo --causal; }
 
@@ -416,6 +439,94 @@ stage_tune() {
     say ""
 }
 
+# Issue 5: search the tuned space, confirm, compare with PyTorch, sanitize.
+speed_one() { # SHAPE CAUSAL DB
+    local shape=$1 causal=$2 sdb=$3 tag id t0 rc key S D
+    local budget=${FATTN_SPEED_BUDGET:-40s}
+    tag=$(shape_tag "$shape" "$causal")
+    IFS=, read -r _ _ S D <<<"$shape"
+    say "### $shape $([ "$causal" = 1 ] && echo causal || echo non-causal)"
+    say ""
+    t0=$(date +%s)
+    run "$tool" search --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$root/search/space-h100.json" \
+        ${filter:+--filter "$filter"} --budget "$budget" --smem-limit max $(timing_for "$shape") --db "$sdb" -q
+    rc=$?
+    id=$(sql "$sdb" "SELECT max(id) FROM studies WHERE command = 'search'")
+    [ $rc = 0 ] || { bad "search of $shape causal=$causal exited $rc"; return; }
+    say "study $id: search --budget $budget, $(($(date +%s) - t0)) s wall; $(sql "$sdb" "SELECT count(*) FROM trials WHERE study_id = $id AND status = 'ok'") measured, $(sql "$sdb" "SELECT count(*) FROM trials WHERE study_id = $id AND reason = 'numerics'") failed numerics, $(sql "$sdb" "SELECT count(*) FROM trials WHERE study_id = $id AND reason = 'runtime_fault'") faulted"
+    say ""
+    "$tool" -q query --db "$sdb" --format csv --sql "SELECT config_key, round(median_us, 3) AS median_us, round(p90_us, 3) AS p90_us, round(tflops, 1) AS tflops, registers, smem_dynamic AS smem, printf('%.2g', max_abs_err) AS max_abs_err FROM trials WHERE study_id = $id AND status = 'ok' ORDER BY median_us LIMIT 5" | md_table >>"$report"
+    say ""
+    note "\$ $tool confirm --db $sdb --study $id --n 100"
+    if [ "$causal" = 1 ]; then
+        "$tool" confirm --db "$sdb" --study "$id" --n 100 >"$OUT/speed-confirm-$tag.txt" 2>>"$log"
+    else
+        "$tool" confirm --db "$sdb" --study "$id" --n 100 --baseline cudnn >"$OUT/speed-confirm-$tag.txt" 2>>"$log"
+    fi
+    rc=$?
+    cat "$OUT/speed-confirm-$tag.txt" >>"$log"
+    say '```'
+    cat "$OUT/speed-confirm-$tag.txt" >>"$report"
+    say '```'
+    say ""
+    [ $rc = 0 ] || bad "confirm on $shape causal=$causal exited $rc"
+    key=$(sql "$sdb" "SELECT config_key FROM confirmations WHERE study_id = $id ORDER BY median_us LIMIT 1")
+    [ -n "$key" ] || key=$(sql "$sdb" "SELECT config_key FROM trials WHERE study_id = $id AND status = 'ok' ORDER BY median_us LIMIT 1")
+    [ -n "$key" ] || { bad "nothing measured on $shape causal=$causal"; return; }
+    if [ -z "${FATTN_WORKER_HOOK:-}" ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        if run "$tool" export --db "$sdb" --study "$id" --format json -o "$OUT/best-$tag.json" &&
+            run "$tool" export --db "$sdb" --study "$id" --format cubin -o "$OUT/best-$tag.cubin"; then
+            run python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-$tag.json" --cubin "$OUT/best-$tag.cubin" \
+                --n 100 --markdown "$report" --samples-csv "$OUT/speed-samples.csv" --summary-json "$OUT/speed.jsonl" ||
+                bad "compare_sdpa.py on $key ($shape causal=$causal) failed or disagreed with fattn-tune by more than 10%"
+        else
+            bad "export of $key on $shape causal=$causal"
+        fi
+        rm -f "$OUT/best-$tag.json" "$OUT/best-$tag.cubin"
+    else
+        say "compare_sdpa.py skipped: no PyTorch with CUDA, or no GPU (fake engine)"
+        say ""
+    fi
+    if command -v compute-sanitizer >/dev/null && [ -z "${FATTN_WORKER_HOOK:-}" ]; then
+        local t res row="compute-sanitizer on $key at 1,2,$S,$D:"
+        for t in memcheck racecheck; do
+            timeout 240 compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
+                "$tool" bench "$key" --arch "$arch" --shape "1,2,$S,$D" $(causal_flag "$causal") --smem-limit max \
+                --samples 1 --reps 1 --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
+            rc=$?
+            cat "$OUT/san.tmp" >>"$log"
+            res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')
+            if [ $rc = 0 ] && grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$OUT/san.tmp"; then
+                row="$row $t clean ($res);"
+            else
+                row="$row $t **exit $rc** ($res);"
+                bad "$t on $key ($shape causal=$causal): exit $rc, $res"
+            fi
+        done
+        rm -f "$OUT/san.tmp"
+        say "$row"
+        say ""
+    fi
+}
+
+stage_speed() {
+    local sdb=$work/device-speed.db shape causal
+    say "## Speed (issue 5): tuned space, confirm, compare with PyTorch SDPA"
+    say ""
+    for shape in ${FATTN_SPEED_SHAPES:-1,8,512,64 2,8,512,64 4,8,512,64 4,16,512,64 8,16,512,64 4,16,2048,128}; do
+        for causal in ${FATTN_SPEED_CAUSAL:-0 1}; do
+            speed_one "$shape" "$causal" "$sdb"
+        done
+    done
+    if [ -s "$OUT/speed.jsonl" ]; then
+        python3 "$root/scripts/speed_table.py" "$OUT/speed.jsonl" >"$OUT/speed.md"
+        local rc=$?
+        cat "$OUT/speed.md" >>"$report"
+        say ""
+        [ $rc = 0 ] || bad "speed_table.py: not every shape meets its bar (see the table)"
+    fi
+}
+
 stage() {
     case $1 in
     env) stage_env ;;
@@ -427,14 +538,15 @@ stage() {
     sanitizer) stage_sanitizer ;;
     compare) stage_compare ;;
     tune) stage_tune ;;
+    speed) stage_speed ;;
     all) for s in env tests small large large-causal numerics sanitizer compare tune; do stage $s; done ;;
-    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, tune, all)" >&2; exit 2 ;;
+    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, tune, speed, all)" >&2; exit 2 ;;
     esac
 }
 
-[ $# -gt 0 ] || { sed -n '2,46p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,/^# shellcheck/p' "$0" | sed '$d'; exit 2; }
 for s in "$@"; do
-    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | tune | all) ;; *) stage "$s" ;; esac
+    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | tune | speed | all) ;; *) stage "$s" ;; esac
 done
 for s in "$@"; do
     t0=$(date +%s)

@@ -88,6 +88,18 @@ static void tiling(void)
     /* Known good: 128 rows over 8 warps. */
     CHECK_INT(gates("bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1", &shape64, "sm_90", all), FATTN_R_NONE);
     CHECK_CONTAINS(all[FATTN_R_TILING].detail, "16 rows per warp");
+    /* SPLIT_KV: clusters exist from sm_90 on; the split names its tiles. */
+    CHECK_INT(gates("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2", &shape64, "sm_89", all), FATTN_R_TILING);
+    CHECK_CONTAINS(all[FATTN_R_TILING].detail, "SPLIT_KV=2 needs thread-block clusters");
+    CHECK_CONTAINS(all[FATTN_R_TILING].detail, "sm_89 lacks");
+    CHECK_INT(gates("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2", &shape64, "sm_90", all), FATTN_R_NONE);
+    CHECK_CONTAINS(all[FATTN_R_TILING].detail, "the 8 key tiles split over clusters of 2 blocks");
+    CHECK_INT(gates("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv3", &shape64, "sm_90", all), FATTN_R_TILING);
+    CHECK_CONTAINS(all[FATTN_R_TILING].detail, "SPLIT_KV=3 is not 1, 2, 4 or 8");
+    /* S = 512 in tiles of 128 is 4 tiles: 8 blocks would leave four idle. */
+    CHECK_INT(gates("bm64-bn128-bk32-w4-s2-u1-cp1-sw1-h1-kv8", &shape64, "sm_90", all), FATTN_R_TILING);
+    CHECK_CONTAINS(all[FATTN_R_TILING].detail, "SPLIT_KV=8 blocks share 4 key tiles of BLOCK_N=128 (S=512)");
+    CHECK_INT(gates("bm64-bn128-bk32-w4-s2-u1-cp1-sw1-h1-kv4", &shape64, "sm_90", all), FATTN_R_NONE);
 }
 
 static void seeds_pad(void)
@@ -167,6 +179,15 @@ static void smem_overflow(void)
     CHECK_INT(all[FATTN_R_SMEM_OVERFLOW].pass, 1);
     CHECK_CONTAINS(all[FATTN_R_SMEM_OVERFLOW].detail, "73728 B within limit 232448 B");
     fattn_gate_limits_default(&lim);
+    /* SPLIT_KV: the partials reuse the loop's region; the larger counts.
+     * 128 rows x (64 fp32 + 32 B) + 128 x 8 B = 37888 B against the loop's
+     * 16384 + 2 x 4096 B. */
+    CHECK_INT(gates("bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1-kv2", &shape64, "sm_90", all), FATTN_R_NONE);
+    CHECK_CONTAINS(all[FATTN_R_SMEM_OVERFLOW].detail, "partials for the cluster 128 x 288 B + 128 x 8 B = 37888 B");
+    CHECK_CONTAINS(all[FATTN_R_SMEM_OVERFLOW].detail, ": 37888 B within limit 49152 B");
+    /* At D = 128 they are 128 x 544 + 128 x 8 = 70656 B: over 48 KiB, where the loop alone (36864 B) fits. */
+    CHECK_INT(gates("bm128-bn32-bk32-w8-s2-u1-cp1-sw1-h1-kv2", &shape128, "sm_90", all), FATTN_R_SMEM_OVERFLOW);
+    CHECK_CONTAINS(all[FATTN_R_SMEM_OVERFLOW].detail, "70656 B over limit 49152 B");
     /* Exactly at the limit passes: swizzled 128 x 128 + 2 x 128 x 64... */
     lim.smem_limit = 128 * 128 + 2 * 64 * 64;
     CHECK_INT(gates("bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1", &shape64, "sm_90", all), FATTN_R_NONE);

@@ -110,14 +110,19 @@ int main(int argc, char **argv)
         "bm128-bn64-bk64-w8-s3-u2-cp1-sw1-h1", /* larger tiles, deeper pipeline, unrolled */
         "bm32-bn32-bk16-w2-s1-u1-cp0-sw1-h0",  /* scalar, no cp.async, one stage */
         "bm64-bn32-bk64-w4-s2-u1-cp0-sw0-h0",  /* padded rows, loads through registers */
+        /* The extension tunables, on sm_90 and newer (clusters): */
+        "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2-qr1", /* two blocks per row block, Q in registers */
+        "bm128-bn32-bk64-w8-s2-u2-cp1-sw1-h1-kv4",    /* four, unrolled, partials larger than the loop */
+        "bm32-bn64-bk16-w2-s1-u1-cp0-sw0-h0-kv8",     /* eight (causal: some idle), scalar, padded */
     };
+    const size_t nkeys = arch->sm >= 90 ? sizeof keys / sizeof keys[0] : 4;
     static const int seqlens[] = {500, 512, 1000, 2048};
     for (int d = 64; d <= 128; d += 64)
         for (int causal = 0; causal <= 1; ++causal)
             for (size_t k = 0; k < 4; ++k) {
                 fattn_shape s = {2, 2, seqlens[k], d, causal};
                 fattn_evaluator *e = open_engine(&s, arch);
-                for (size_t c = 0; c < sizeof keys / sizeof keys[0]; ++c) {
+                for (size_t c = 0; c < nkeys; ++c) {
                     fattn_eval_result r;
                     char name[160];
                     snprintf(name, sizeof name, "%s S=%d D=%d causal=%d", keys[c], s.seqlen, d, causal);

@@ -197,7 +197,7 @@ static void tiles_and_warps(void)
 /* Each of the nine parameters, changed alone, changes the PTX. */
 static void every_parameter_changes_the_code(void)
 {
-    static const char *const variants[FATTN_NTUNABLES] = {
+    static const char *const variants[FATTN_NSEED_TUNABLES] = {
         "bm128-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h1",
         "bm64-bn64-bk16-w4-s2-u1-cp1-sw1-h1",  "bm64-bn64-bk32-w2-s2-u1-cp1-sw1-h1",
         "bm64-bn64-bk32-w4-s3-u1-cp1-sw1-h1",  "bm64-bn64-bk32-w4-s2-u2-cp1-sw1-h1",
@@ -206,7 +206,7 @@ static void every_parameter_changes_the_code(void)
     };
     build base;
     compile(BASE, "sm_89", 128, 1, &base);
-    for (int p = 0; p < FATTN_NTUNABLES; ++p) {
+    for (int p = 0; p < FATTN_NSEED_TUNABLES; ++p) {
         build v;
         compile(variants[p], "sm_89", 128, 1, &v);
         t_case = fattn_params[p].name;
@@ -240,6 +240,59 @@ static void test_only_overrides(void)
     release(&pad);
     release(&cm);
     release(&base);
+}
+
+/* The extension tunables (sm_90): SPLIT_KV builds a cluster and combines
+ * through distributed shared memory, with the layout the model predicts;
+ * Q_REGS loads Q's fragments once instead of once per copy of the loop body. */
+static void extension_tunables(void)
+{
+    const char *ldm = "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\\.shared\\.b16";
+    const char *ldm_t = "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\\.trans\\.shared\\.b16";
+    build base, kv2, kv4, qr;
+    compile("bm64-bn64-bk32-w4-s2-u2-cp1-sw1-h1", "sm_90", 64, 0, &base);
+    compile("bm64-bn64-bk32-w4-s2-u2-cp1-sw1-h1-kv2", "sm_90", 64, 0, &kv2);
+    compile("bm64-bn128-bk64-w4-s3-u1-cp1-sw1-h1-kv4", "sm_90", 64, 1, &kv4);
+    compile("bm64-bn64-bk32-w4-s2-u2-cp1-sw1-h1-qr1", "sm_90", 64, 0, &qr);
+    CHECK(strcmp(kv2.r.ptx, base.r.ptx) != 0);
+    CHECK(strcmp(qr.r.ptx, base.r.ptx) != 0);
+    CHECK_INT(count(base.r.ptx, "\\.reqnctapercluster|mapa\\.|barrier\\.cluster|shared::cluster"), 0);
+    CHECK_INT(count(kv2.r.ptx, "\\.reqnctapercluster 2, 1, 1"), 1);
+    CHECK_INT(count(kv4.r.ptx, "\\.reqnctapercluster 4, 1, 1"), 1);
+    build *split[] = {&kv2, &kv4};
+    for (int i = 0; i < 2; ++i) {
+        CHECK(count(split[i]->r.ptx, "mapa\\.shared::cluster") > 0);
+        CHECK(count(split[i]->r.ptx, "ld\\.shared::cluster\\.v4\\.f32") > 0);
+        CHECK_INT(count(split[i]->r.ptx, "barrier\\.cluster\\.arrive\\.release"), 2);
+        CHECK_INT(count(split[i]->r.ptx, "barrier\\.cluster\\.wait\\.acquire"), 2);
+        every_config_uses_ldmatrix_and_mma(split[i]);
+    }
+    /* 64 rows of 64 fp32 + 32 B pad, then 64 maxima and 64 sums, exceed the loop's 8 + 2 x 4 KiB. */
+    CHECK_INT(kv2.res.smem_dynamic, 64 * (64 * 4 + 32 + 8));
+    /* With three 128-row slots the loop's region (8 + 3 x 16 KiB) is the larger. */
+    CHECK_INT(kv4.res.smem_dynamic, 64 * 128 + 3 * 128 * 128);
+    /* Every copy of the key loop's body has as many K as V fragment loads;
+     * Q's are extra: one set per copy (UNROLL=2 makes at least two copies),
+     * or with Q_REGS one set in all, D/16 loads of 16 rows (one strip per warp). */
+    int q_base = count(base.r.ptx, ldm) - count(base.r.ptx, ldm_t);
+    int q_regs = count(qr.r.ptx, ldm) - count(qr.r.ptx, ldm_t);
+    CHECK_INT(q_regs, 64 / 16);
+    CHECK(q_base >= 2 * (64 / 16));
+    every_config_uses_ldmatrix_and_mma(&qr);
+    /* Before sm_90 there are no clusters: the kernel says so (the tiling gate rejects it first). */
+    fattn_config c;
+    fattn_options o;
+    fattn_nvrtc_result r;
+    CHECK_INT(fattn_config_parse("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2", "test", &c), FATTN_OK);
+    fattn_options_build(&o, &c, 64, 0, fattn_arch_find("sm_89"), include);
+    CHECK_INT(fattn_nvrtc_compile(&src, &o, 1, &r), FATTN_OK);
+    CHECK(!r.ok);
+    CHECK_CONTAINS(r.log, "SPLIT_KV > 1 needs thread-block clusters");
+    fattn_nvrtc_result_release(&r);
+    fattn_options_release(&o);
+    build *all[] = {&base, &kv2, &kv4, &qr};
+    for (int i = 0; i < 4; ++i)
+        release(all[i]);
 }
 
 static void reference_kernel(void)
@@ -413,6 +466,7 @@ int main(void)
     T_RUN(tiles_and_warps);
     T_RUN(every_parameter_changes_the_code);
     T_RUN(test_only_overrides);
+    T_RUN(extension_tunables);
     T_RUN(reference_kernel);
     T_RUN(cubin_reader);
     T_RUN(static_shared_memory);

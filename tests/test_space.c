@@ -24,9 +24,11 @@ static void default_space(void)
     char key[FATTN_KEY_MAX];
     CHECK_INT(fattn_space_load(fattn_default_space_path(), &sp), FATTN_OK);
     CHECK_INT(sp.count, 3888);
-    for (int i = 0; i < FATTN_NTUNABLES; ++i)
+    for (int i = 0; i < FATTN_NSEED_TUNABLES; ++i)
         CHECK(sp.listed[i]);
     CHECK(!sp.listed[FATTN_P_PAD_BYTES] && !sp.listed[FATTN_P_COPY_COLMAJOR]);
+    /* The extension tunables stay off in the seeds' space: its keys are the seeds'. */
+    CHECK(!sp.listed[FATTN_P_SPLIT_KV] && !sp.listed[FATTN_P_Q_REGS]);
     /* Stable order: first parameter slowest, values in file order. */
     fattn_space_config(&sp, 0, &c);
     fattn_config_key(&c, key);
@@ -72,6 +74,20 @@ static void keys(void)
     fattn_config_describe(&d, desc, sizeof desc);
     CHECK_STR(desc, "BLOCK_M=128 BLOCK_N=64 BLOCK_K=32 NUM_WARPS=8 STAGES=2 UNROLL=1 CP_ASYNC=1 SWIZZLE=1 HALF2=1 "
                     "PAD_BYTES=2");
+    /* Extension tunables: in the key only when set, in registry order, and
+     * read back from it. */
+    CHECK_INT(fattn_config_parse("Q_REGS=1,SPLIT_KV=4", "test", &d), FATTN_OK);
+    fattn_config_key(&d, key);
+    CHECK_STR(key, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv4-qr1");
+    CHECK_INT(fattn_config_parse(key, "test", &c), FATTN_OK);
+    CHECK(fattn_config_equal(&c, &d));
+    CHECK_INT(c.v[FATTN_P_SPLIT_KV], 4);
+    CHECK_INT(c.v[FATTN_P_Q_REGS], 1);
+    fattn_config_describe(&c, desc, sizeof desc);
+    CHECK_CONTAINS(desc, "HALF2=1 SPLIT_KV=4 Q_REGS=1");
+    CHECK_INT(fattn_config_parse("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv1", "test", &c), FATTN_OK);
+    fattn_config_key(&c, key);
+    CHECK_STR(key, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1");
 
     fattn_error_set_quiet(1);
     CHECK_INT(fattn_config_parse("bm64-zz3", "--explain", &d), FATTN_EUSAGE);

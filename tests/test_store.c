@@ -5,6 +5,7 @@
  */
 #include "t.h"
 
+#include <ctype.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -193,6 +194,23 @@ static void trials_and_cache(void)
     CHECK_INT(pragma(s, "SELECT block_m * 1000 + num_warps FROM trials WHERE config_key = "
                         "'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1'"),
               64004);
+    /* Every parameter in its own column (FATTN_TRIAL_PARAM_COLUMNS in
+     * registry order): distinct values, each read back by name. */
+    fattn_config odd;
+    CHECK_INT(fattn_config_parse("bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0-kv4-qr1-pad48-cm1", "test", &odd), FATTN_OK);
+    fattn_trial_rec tr2 = {.study_id = study, .seq = 1, .cfg = &odd, .status = "compiled", .compile_ms = -1};
+    CHECK_INT(fattn_store_trial_add(s, &tr2, NULL), FATTN_OK);
+    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+        char q[160], col[32];
+        size_t k = 0;
+        for (; fattn_params[p].name[k] && k < sizeof col - 1; ++k)
+            col[k] = (char)tolower((unsigned char)fattn_params[p].name[k]); /* BLOCK_M -> block_m */
+        col[k] = '\0';
+        snprintf(q, sizeof q, "SELECT %s FROM trials WHERE seq = 1", col);
+        t_case = fattn_params[p].name;
+        CHECK_INT(pragma(s, q), odd.v[p]);
+    }
+    t_case = "trials_and_cache";
     CHECK_INT(fattn_store_study_end(s, study, "done"), FATTN_OK);
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE status = 'done' AND finished_at IS NOT NULL"), 1);
 
@@ -282,9 +300,12 @@ static void migration_keeps_data(void)
                         "'base_kind', 'significant', 'regression', 'previous_id')"),
               5);
     CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'run_ms'"), 1);
+    /* v5: the extension tunables, with the defaults earlier trials ran with. */
+    CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE (name = 'split_kv' AND dflt_value "
+                        "= '1') OR (name = 'q_regs' AND dflt_value = '0')"),
+              2);
     /* v3: the old study was one run, without search arguments. */
-    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 1 AND args_json IS NULL AND search_ms IS NULL"),
-              1);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 1 AND args_json IS NULL AND search_ms IS NULL"), 1);
     CHECK_INT(fattn_store_study_reopen(s, 1, "[\"--shape\",\"1,1,1,64\"]"), FATTN_OK);
     CHECK_INT(fattn_store_study_time(s, 1, 1500.0), FATTN_OK);
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE runs = 2 AND status = 'running' AND search_ms = 1500 "

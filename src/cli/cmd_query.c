@@ -303,7 +303,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
     } else {
         sql = "SELECT t.id, t.study_id, t.seq, t.config_key, t.status, t.reason, t.detail, t.created_at, "
               "t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, t.swizzle, t.half2, "
-              "t.pad_bytes, t.copy_colmajor, "
+              "t.split_kv, t.q_regs, t.pad_bytes, t.copy_colmajor, "
               "s.batch || ',' || s.heads || ',' || s.seqlen || ',' || s.head_dim AS shape, s.causal, s.arch, "
               "s.device, t.registers, t.spill_stores, t.spill_loads, t.stack_frame, t.smem_static, t.smem_dynamic, "
               "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "

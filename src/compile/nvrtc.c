@@ -47,7 +47,7 @@ void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim
     add(o, &key, "--ptxas-options=-v");
     if (cfg) {
         for (int i = 0; i < FATTN_NPARAMS; ++i)
-            if (!fattn_params[i].test_only || cfg->v[i] != fattn_params[i].def)
+            if (fattn_param_shown(cfg, i))
                 add(o, &key, "-D%s=%d", fattn_params[i].name, cfg->v[i]);
     }
     add(o, &key, "-DHEAD_DIM=%d", head_dim);

@@ -132,9 +132,8 @@ static int load_best(fattn_store *s, long long study, best *b)
 {
     static const char sql[] =
         "SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
-        "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, t.block_m, t.block_n, "
-        "t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, t.swizzle, t.half2, t.pad_bytes, t.copy_colmajor, "
-        "t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key "
+        "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
+        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key "
         "FROM studies s JOIN trials t ON t.study_id = s.id "
         "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
         "ORDER BY t.median_us, t.id LIMIT 1";
@@ -181,14 +180,15 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->key = text(st, 15);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
         b->cfg.v[i] = sqlite3_column_int(st, 16 + i);
-    b->median = sqlite3_column_double(st, 27);
-    b->p10 = sqlite3_column_double(st, 28);
-    b->p90 = sqlite3_column_double(st, 29);
-    b->tflops = sqlite3_column_double(st, 30);
-    b->gbps = sqlite3_column_double(st, 31);
-    b->cache_key = text(st, 33);
-    b->has_smem = sqlite3_column_type(st, 32) != SQLITE_NULL;
-    b->smem = sqlite3_column_int(st, 32);
+    const int m = 16 + FATTN_NPARAMS; /* the columns after the parameters */
+    b->median = sqlite3_column_double(st, m);
+    b->p10 = sqlite3_column_double(st, m + 1);
+    b->p90 = sqlite3_column_double(st, m + 2);
+    b->tflops = sqlite3_column_double(st, m + 3);
+    b->gbps = sqlite3_column_double(st, m + 4);
+    b->has_smem = sqlite3_column_type(st, m + 5) != SQLITE_NULL;
+    b->smem = sqlite3_column_int(st, m + 5);
+    b->cache_key = text(st, m + 6);
     sqlite3_finalize(st);
     if (!b->has_smem) {
         fattn_layout l;
@@ -230,8 +230,10 @@ static void write_header(const best *b, FILE *out)
             b->space_hash);
     fprintf(out,
             " *\n * Build the kernel with:  nvcc -arch=%s -include THIS_HEADER kernels/fattn_fwd.cu\n"
-            " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes of\n"
-            " * dynamic shared memory (raise the function's limit when it exceeds 48 KiB).\n */\n",
+            " * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"
+            " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit when it exceeds\n"
+            " * 48 KiB). FATTN_SPLIT_KV > 1 builds clusters of that many blocks (compiled in: a plain launch).\n"
+            " */\n",
             b->arch);
     fputs("#ifndef FATTN_TUNED_H\n#define FATTN_TUNED_H\n\n", out);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
@@ -311,9 +313,11 @@ static void write_json(const best *b, FILE *out)
     fprintf(out,
             "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
             "\"signature\": \"(const half *q, const half *k, const half *v, half *o, int batch, int heads, "
-            "int seqlen, float scale)\", \"grid\": [\"ceil(seqlen / BLOCK_M)\", \"heads\", \"batch\"]},\n"
+            "int seqlen, float scale)\", \"grid\": [\"ceil(seqlen / BLOCK_M) * SPLIT_KV\", \"heads\", \"batch\"], "
+            "\"cluster\": [%d, 1, 1]},\n"
             "  \"kernel_hash\": \"%s\",\n  \"space_hash\": \"%s\",\n  \"cache_key\": ",
-            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, FATTN_KERNEL_NAME, b->kernel_hash, b->space_hash);
+            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, FATTN_KERNEL_NAME, b->cfg.v[FATTN_P_SPLIT_KV], b->kernel_hash,
+            b->space_hash);
     if (b->cache_key)
         fattn_json_string(out, b->cache_key);
     else
@@ -465,17 +469,18 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                     b[i].conf_verdict ? b[i].conf_verdict : "");
         fputs("\n", out);
     }
-    fputs(" *\n * Each configuration is a separate build of kernels/fattn_fwd.cu: compile entry i with\n"
-          " *   nvcc -arch=ARCH <entry.nvcc_flags> kernels/fattn_fwd.cu\n"
-          " * and launch it with grid (ceil(S / block_m), H, B), entry.threads threads and entry.smem_bytes\n"
-          " * bytes of dynamic shared memory. fattn_tuned_lookup() finds the entry of a shape: the exact\n"
-          " * shape, else the same head_dim, causality and arch with the nearest sequence length.\n */\n",
-          out);
+    fputs(
+        " *\n * Each configuration is a separate build of kernels/fattn_fwd.cu: compile entry i with\n"
+        " *   nvcc -arch=ARCH <entry.nvcc_flags> kernels/fattn_fwd.cu\n"
+        " * and launch it with grid (ceil(S / block_m) * split_kv, H, B), entry.threads threads and entry.smem_bytes\n"
+        " * bytes of dynamic shared memory. fattn_tuned_lookup() finds the entry of a shape: the exact\n"
+        " * shape, else the same head_dim, causality and arch with the nearest sequence length.\n */\n",
+        out);
     fputs("#ifndef FATTN_TUNED_DISPATCH_H\n#define FATTN_TUNED_DISPATCH_H\n\n#include <stddef.h>\n#include "
           "<string.h>\n\n",
           out);
     fputs("typedef struct fattn_tuned_entry {\n    int batch, heads, seqlen, head_dim, causal;\n    const char *arch;\n"
-          "    int block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2;\n"
+          "    int block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2, split_kv, q_regs;\n"
           "    int threads, smem_bytes;\n    double median_us;           /* as searched */\n"
           "    double confirmed_median_us; /* 0 when not confirmed */\n    const char *config;\n"
           "    const char *nvcc_flags;\n    long long study, trial;\n} fattn_tuned_entry;\n\n",
@@ -485,11 +490,13 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         const best *e = &b[i];
         const int *v = e->cfg.v;
         fprintf(out,
-                "    {%d, %d, %d, %d, %d, \"%s\", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %.6g, %.6g, \"%s\",\n",
+                "    {%d, %d, %d, %d, %d, \"%s\", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %.6g, %.6g, "
+                "\"%s\",\n",
                 e->shape.batch, e->shape.heads, e->shape.seqlen, e->shape.head_dim, e->shape.causal, e->arch,
                 v[FATTN_P_BLOCK_M], v[FATTN_P_BLOCK_N], v[FATTN_P_BLOCK_K], v[FATTN_P_NUM_WARPS], v[FATTN_P_STAGES],
-                v[FATTN_P_UNROLL], v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], 32 * v[FATTN_P_NUM_WARPS],
-                e->smem, e->median, e->conf_id ? e->conf_median : 0.0, e->key);
+                v[FATTN_P_UNROLL], v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], v[FATTN_P_SPLIT_KV],
+                v[FATTN_P_Q_REGS], 32 * v[FATTN_P_NUM_WARPS], e->smem, e->median, e->conf_id ? e->conf_median : 0.0,
+                e->key);
         fputs("     \"", out);
         for (int p = 0; p < FATTN_NPARAMS; ++p)
             if (!fattn_params[p].test_only || v[p] != fattn_params[p].def)

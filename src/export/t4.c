@@ -41,7 +41,8 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
 {
     static const char sql[] =
         "SELECT t.id, t.created_at, t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, "
-        "t.swizzle, t.half2, t.status, t.reason, t.compile_ms, NULL, t.median_us, t.tflops, t.gbps, "
+        "t.swizzle, t.half2, t.split_kv, t.q_regs, t.status, t.reason, t.compile_ms, NULL, t.median_us, t.tflops, "
+        "t.gbps, "
         "t.max_abs_err, t.config_key, (SELECT group_concat(us) FROM (SELECT us FROM samples WHERE trial_id = t.id "
         "ORDER BY idx)) FROM trials t WHERE t.study_id = ?1 AND t.status <> 'compiled' ORDER BY t.seq";
     sqlite3_stmt *st;
@@ -55,8 +56,8 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
     fputs("{\n  \"schema_version\": \"1.0.0\",\n  \"results\": [", out);
     int r, first = 1;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *status = (const char *)sqlite3_column_text(st, 11);
-        const char *reason = (const char *)sqlite3_column_text(st, 12);
+        const char *status = (const char *)sqlite3_column_text(st, 13);
+        const char *reason = (const char *)sqlite3_column_text(st, 14);
         const char *inv = invalidity(status, reason);
         fprintf(out, "%s\n    {\"timestamp\": ", first ? "" : ",");
         first = 0;
@@ -66,9 +67,9 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
             fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_params[p].name, sqlite3_column_int(st, 2 + p));
         fputs("}, \"objectives\": [\"time\"], \"times\": {", out);
         int sep = 0;
-        if (sqlite3_column_type(st, 13) != SQLITE_NULL)
-            fprintf(out, "\"compilation_time\": %.6g", sqlite3_column_double(st, 13)), sep = 1;
-        const unsigned char *samples = sqlite3_column_text(st, 20);
+        if (sqlite3_column_type(st, 15) != SQLITE_NULL)
+            fprintf(out, "\"compilation_time\": %.6g", sqlite3_column_double(st, 15)), sep = 1;
+        const unsigned char *samples = sqlite3_column_text(st, 22);
         if (samples) {
             /* Per-launch samples, microseconds stored, milliseconds written. */
             fprintf(out, "%s\"runtimes\": [", sep ? ", " : "");
@@ -87,11 +88,11 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
             fprintf(out,
                     "{\"name\": \"time\", \"value\": %.6g, \"unit\": \"ms\"}, {\"name\": \"TFLOP/s\", \"value\": %.6g, "
                     "\"unit\": \"TFLOP/s\"}, {\"name\": \"GB/s\", \"value\": %.6g, \"unit\": \"GB/s\"}",
-                    sqlite3_column_double(st, 15) / 1000.0, sqlite3_column_double(st, 16),
-                    sqlite3_column_double(st, 17));
-            if (sqlite3_column_type(st, 18) != SQLITE_NULL)
+                    sqlite3_column_double(st, 17) / 1000.0, sqlite3_column_double(st, 18),
+                    sqlite3_column_double(st, 19));
+            if (sqlite3_column_type(st, 20) != SQLITE_NULL)
                 fprintf(out, ", {\"name\": \"max_abs_err\", \"value\": %.6g, \"unit\": \"\"}",
-                        sqlite3_column_double(st, 18));
+                        sqlite3_column_double(st, 20));
         } else if (reason) {
             fputs("{\"name\": \"reason\", \"value\": ", out);
             fattn_json_string(out, reason);

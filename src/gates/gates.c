@@ -24,7 +24,8 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
                                "use a smaller shape or raise --mem-budget"},
     [FATTN_R_TILING] =
         {"tiling", FATTN_STAGE_STATIC, "the tile sizes do not divide the work",
-         "BLOCK_M a multiple of 16*NUM_WARPS, BLOCK_N a multiple of 16, BLOCK_K a power of two from 16 dividing D"},
+         "BLOCK_M a multiple of 16*NUM_WARPS, BLOCK_N a multiple of 16, BLOCK_K a power of two from 16 dividing D, "
+         "SPLIT_KV 1 on archs before sm_90 and at most the key tiles"},
     [FATTN_R_MISALIGNED_CP_ASYNC] =
         {"misaligned_cp_async", FATTN_STAGE_STATIC,
          "a copy into or out of shared memory is not aligned to its width (cp.async needs 16-byte alignment)",
@@ -159,9 +160,24 @@ static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
         return fattn_verdict_set(v, 0, "BLOCK_K=%d is not a power of two from 16 (k16 steps, swizzled chunks)", bk);
     if (d % bk)
         return fattn_verdict_set(v, 0, "BLOCK_K=%d does not divide D=%d", bk, d);
-    return fattn_verdict_set(v, 1, "%d rows per warp (%d strip%s of 16), %d key steps of 16, D=%d in %d chunk%s of %d",
-                             bm / nw, bm / nw / 16, bm / nw / 16 == 1 ? "" : "s", bn / 16, d, d / bk,
-                             d / bk == 1 ? "" : "s", bk);
+    const int split = c[FATTN_P_SPLIT_KV], key_tiles = (g->in->shape->seqlen + bn - 1) / bn;
+    if (!is_pow2(split) || split > 8)
+        return fattn_verdict_set(v, 0, "SPLIT_KV=%d is not 1, 2, 4 or 8 (the portable cluster sizes)", split);
+    if (split > 1 && g->in->arch->sm < 90)
+        return fattn_verdict_set(v, 0,
+                                 "SPLIT_KV=%d needs thread-block clusters and distributed shared memory, which %s "
+                                 "lacks (sm_90 or newer; SPLIT_KV=1 here)",
+                                 split, g->in->arch->name);
+    if (split > key_tiles)
+        return fattn_verdict_set(v, 0,
+                                 "SPLIT_KV=%d blocks share %d key tile%s of BLOCK_N=%d (S=%d): some would have none",
+                                 split, key_tiles, key_tiles == 1 ? "" : "s", bn, g->in->shape->seqlen);
+    char splits[96] = "";
+    if (split > 1)
+        snprintf(splits, sizeof splits, ", the %d key tiles split over clusters of %d blocks", key_tiles, split);
+    return fattn_verdict_set(
+        v, 1, "%d rows per warp (%d strip%s of 16), %d key steps of 16, D=%d in %d chunk%s of %d%s", bm / nw,
+        bm / nw / 16, bm / nw / 16 == 1 ? "" : "s", bn / 16, d, d / bk, d / bk == 1 ? "" : "s", bk, splits);
 }
 
 /* Alignment: every request of the kinds in `mask`, every lane. */
@@ -248,10 +264,14 @@ static int gate_smem_overflow(const gate_ctx *g, fattn_verdict *v)
 {
     const fattn_layout *l = &g->layout;
     unsigned limit = g->in->lim->smem_limit;
+    char part[128] = "";
+    if (l->split_kv > 1)
+        snprintf(part, sizeof part, "; partials for the cluster %u x %u B + %u x 8 B = %u B (the same region, reused)",
+                 l->q.rows, l->part_row_bytes, l->q.rows, l->part_bytes);
     return fattn_verdict_set(v, l->total_bytes <= limit,
-                             "Q tile %u x %u B = %u B + %u stage%s x K/V slot %u x %u B = %u B: %u B %s limit %u B",
+                             "Q tile %u x %u B = %u B + %u stage%s x K/V slot %u x %u B = %u B%s: %u B %s limit %u B",
                              l->q.rows, l->q.row_bytes, l->q.bytes, l->stages, l->stages == 1 ? "" : "s", l->kv.rows,
-                             l->kv.row_bytes, l->stages * l->kv.bytes, l->total_bytes,
+                             l->kv.row_bytes, l->stages * l->kv.bytes, part, l->total_bytes,
                              l->total_bytes <= limit ? "within" : "over", limit);
 }
 

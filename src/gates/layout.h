@@ -9,10 +9,17 @@
  *
  * Layout: the Q/O tile (BLOCK_M rows of D halves) at offset 0, then STAGES
  * K/V slots (BLOCK_N rows of BLOCK_K halves). A row of c 16-byte chunks is
- * 16c bytes when swizzled, 16c + PAD_BYTES otherwise.
+ * 16c bytes when swizzled, 16c + PAD_BYTES otherwise. With SPLIT_KV > 1 the
+ * key loop's region is reused, once the loop is done, for the partial
+ * results the cluster combines: BLOCK_M rows of D fp32 accumulators, each
+ * row padded by 32 bytes (eight banks: a half-warp's 8-byte stores to four
+ * rows fall on distinct banks), then BLOCK_M row maxima and BLOCK_M row sums
+ * (fp32); the block needs the larger of the two regions.
  */
 #ifndef FATTN_GATES_LAYOUT_H
 #define FATTN_GATES_LAYOUT_H
+
+#define FATTN_PART_ROW_PAD 32u /* bytes after each row of fp32 partial O */
 
 #include "space/params.h"
 
@@ -37,7 +44,12 @@ typedef struct fattn_layout {
     fattn_tile_desc kv;   /* one K/V slot */
     unsigned kv_base;     /* offset of slot 0 */
     unsigned stages;
-    unsigned total_bytes; /* dynamic shared memory of one block */
+    unsigned split_kv;       /* blocks per cluster sharing a row block's keys */
+    unsigned q_regs;         /* Q fragments held in registers */
+    unsigned loop_bytes;     /* Q/O tile and K/V ring */
+    unsigned part_row_bytes; /* one row of fp32 partial O, padded (SPLIT_KV > 1) */
+    unsigned part_bytes;     /* the partials the cluster combines; 0 without a split */
+    unsigned total_bytes;    /* dynamic shared memory of one block */
 } fattn_layout;
 
 /* Fills the model. Assumes the tiling gate holds (dimensions divide). */

@@ -226,8 +226,9 @@ static cJSON *request_json(const gpu_eval *g, const fattn_eval_request *req)
         cJSON_AddStringToObject(j, "baseline", req->baseline);
     } else {
         cJSON *grid = cJSON_AddArrayToObject(j, "grid");
+        /* One block per BLOCK_M rows, SPLIT_KV of them (a cluster) per row block. */
         int bm = req->cfg->v[FATTN_P_BLOCK_M];
-        cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm));
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm * req->cfg->v[FATTN_P_SPLIT_KV]));
         cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->heads));
         cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->batch));
         cJSON_AddNumberToObject(j, "threads", req->threads);

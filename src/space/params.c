@@ -12,17 +12,21 @@
 #include "util/misc.h"
 
 const fattn_param_info fattn_params[FATTN_NPARAMS] = {
-    {"BLOCK_M", "bm", 64, 16, 256, 0, "query rows per thread block"},
-    {"BLOCK_N", "bn", 64, 16, 256, 0, "key/value rows per step"},
-    {"BLOCK_K", "bk", 32, 16, 128, 0, "head-dimension chunk of Q.K^T staged per pipeline step"},
-    {"NUM_WARPS", "w", 4, 1, 32, 0, "warps per block"},
-    {"STAGES", "s", 2, 1, 8, 0, "shared-memory buffers in the K/V pipeline"},
-    {"UNROLL", "u", 1, 1, 8, 0, "unroll of the key/value loop"},
-    {"CP_ASYNC", "cp", 1, 0, 1, 0, "cp.async copies (1) or loads through registers (0)"},
-    {"SWIZZLE", "sw", 1, 0, 1, 0, "XOR-swizzled rows (1) or rows padded by PAD_BYTES (0)"},
-    {"HALF2", "h", 1, 0, 1, 0, "16-byte global I/O and packed half2 conversions (1) or scalar (0)"},
-    {"PAD_BYTES", "pad", 16, 0, 256, 1, "test only: row pad of unswizzled tiles, in bytes"},
-    {"COPY_COLMAJOR", "cm", 0, 0, 1, 1, "test only: copy loops walk down rows first (uncoalesced)"},
+    {"BLOCK_M", "bm", 64, 16, 256, 0, 0, "query rows per thread block"},
+    {"BLOCK_N", "bn", 64, 16, 256, 0, 0, "key/value rows per step"},
+    {"BLOCK_K", "bk", 32, 16, 128, 0, 0, "head-dimension chunk of Q.K^T staged per pipeline step"},
+    {"NUM_WARPS", "w", 4, 1, 32, 0, 0, "warps per block"},
+    {"STAGES", "s", 2, 1, 8, 0, 0, "shared-memory buffers in the K/V pipeline"},
+    {"UNROLL", "u", 1, 1, 8, 0, 0, "unroll of the key/value loop"},
+    {"CP_ASYNC", "cp", 1, 0, 1, 0, 0, "cp.async copies (1) or loads through registers (0)"},
+    {"SWIZZLE", "sw", 1, 0, 1, 0, 0, "XOR-swizzled rows (1) or rows padded by PAD_BYTES (0)"},
+    {"HALF2", "h", 1, 0, 1, 0, 0, "16-byte global I/O and packed half2 conversions (1) or scalar (0)"},
+    {"SPLIT_KV", "kv", 1, 1, 8, 0, 1,
+     "blocks of a thread-block cluster sharing one row block's key range, combined through distributed shared "
+     "memory (sm_90+)"},
+    {"Q_REGS", "qr", 0, 0, 1, 0, 1, "Q fragments loaded once into registers (1) or re-read per key tile (0)"},
+    {"PAD_BYTES", "pad", 16, 0, 256, 1, 1, "test only: row pad of unswizzled tiles, in bytes"},
+    {"COPY_COLMAJOR", "cm", 0, 0, 1, 1, 1, "test only: copy loops walk down rows first (uncoalesced)"},
 };
 
 int fattn_param_find(const char *name)
@@ -44,7 +48,7 @@ void fattn_config_key(const fattn_config *c, char *out)
     size_t n = 0;
     out[0] = '\0';
     for (int i = 0; i < FATTN_NPARAMS; ++i) {
-        if (fattn_params[i].test_only && c->v[i] == fattn_params[i].def)
+        if (!fattn_param_shown(c, i))
             continue;
         n += (size_t)snprintf(out + n, FATTN_KEY_MAX - n, "%s%s%d", n ? "-" : "", fattn_params[i].tag, c->v[i]);
     }
@@ -55,7 +59,7 @@ void fattn_config_describe(const fattn_config *c, char *out, size_t size)
     size_t n = 0;
     out[0] = '\0';
     for (int i = 0; i < FATTN_NPARAMS && n < size; ++i) {
-        if (fattn_params[i].test_only && c->v[i] == fattn_params[i].def)
+        if (!fattn_param_shown(c, i))
             continue;
         n += (size_t)snprintf(out + n, size - n, "%s%s=%d", n ? " " : "", fattn_params[i].name, c->v[i]);
     }
@@ -91,7 +95,7 @@ static int parse_token(const char *tok, fattn_config *c, const char *text, const
         if (id < 0)
             rc = fattn_error(FATTN_EUSAGE,
                              "%s '%s': unknown parameter '%s'; expected one of BLOCK_M, BLOCK_N, "
-                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2",
+                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2, SPLIT_KV, Q_REGS",
                              what, text, name);
         else
             rc = set_value(c, id, eq + 1, text, what, seen);

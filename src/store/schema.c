@@ -173,6 +173,11 @@ static const char *const migrations[] = {
     "ALTER TABLE confirmations ADD COLUMN change_pct REAL;\n"
     "ALTER TABLE confirmations ADD COLUMN regression INTEGER;\n"
     "CREATE INDEX confirmations_by_config ON confirmations (config_key, device);\n",
+    /* v5: the extension tunables of tuned spaces (space/params.h): the key
+     * range split across a cluster, Q held in registers. Earlier trials ran
+     * without either, which the defaults say. */
+    "ALTER TABLE trials ADD COLUMN split_kv INTEGER NOT NULL DEFAULT 1;\n"
+    "ALTER TABLE trials ADD COLUMN q_regs INTEGER NOT NULL DEFAULT 0;\n",
 };
 
 int fattn_schema_latest(void)

@@ -434,13 +434,13 @@ int fattn_store_study_end(fattn_store *s, long long id, const char *status)
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id)
 {
     static const char sql[] =
-        "INSERT INTO trials (study_id, seq, config_key, block_m, block_n, block_k, num_warps, stages, unroll, "
-        "cp_async, swizzle, half2, pad_bytes, copy_colmajor, status, reason, detail, created_at, cache_key, "
+        "INSERT INTO trials (study_id, seq, config_key, status, reason, detail, created_at, cache_key, "
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
-        "max_abs_err, norm_err, n_bad, numerics_seed, run_ms) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-        "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
+        "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, "
+        "?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
     if (fattn_store_prepare(s, sql, &st))
@@ -451,47 +451,47 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     sqlite3_bind_int64(st, 2, r->seq);
     fattn_store_bind_text(st, 3, key);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
-        sqlite3_bind_int(st, 4 + i, r->cfg->v[i]);
-    fattn_store_bind_text(st, 15, r->status);
-    fattn_store_bind_text(st, 16, r->reason);
-    fattn_store_bind_text(st, 17, r->detail);
-    fattn_store_bind_text(st, 18, now);
-    fattn_store_bind_text(st, 19, r->cache_key);
+        sqlite3_bind_int(st, 31 + i, r->cfg->v[i]); /* FATTN_TRIAL_PARAM_COLUMNS */
+    fattn_store_bind_text(st, 4, r->status);
+    fattn_store_bind_text(st, 5, r->reason);
+    fattn_store_bind_text(st, 6, r->detail);
+    fattn_store_bind_text(st, 7, now);
+    fattn_store_bind_text(st, 8, r->cache_key);
     if (r->cache_key)
-        sqlite3_bind_int(st, 20, r->cache_hit);
+        sqlite3_bind_int(st, 9, r->cache_hit);
     if (r->compile_ms >= 0)
-        sqlite3_bind_double(st, 21, r->compile_ms);
+        sqlite3_bind_double(st, 10, r->compile_ms);
     if (r->res) {
-        sqlite3_bind_int(st, 22, (int)r->res->regs);
-        sqlite3_bind_int(st, 23, (int)r->res->spill_stores);
-        sqlite3_bind_int(st, 24, (int)r->res->spill_loads);
-        sqlite3_bind_int(st, 25, (int)r->res->stack_frame);
-        sqlite3_bind_int(st, 26, (int)r->res->smem_static);
-        sqlite3_bind_int(st, 27, (int)r->res->smem_dynamic);
+        sqlite3_bind_int(st, 11, (int)r->res->regs);
+        sqlite3_bind_int(st, 12, (int)r->res->spill_stores);
+        sqlite3_bind_int(st, 13, (int)r->res->spill_loads);
+        sqlite3_bind_int(st, 14, (int)r->res->stack_frame);
+        sqlite3_bind_int(st, 15, (int)r->res->smem_static);
+        sqlite3_bind_int(st, 16, (int)r->res->smem_dynamic);
     }
     if (r->smem_model)
-        sqlite3_bind_int(st, 28, (int)r->smem_model);
+        sqlite3_bind_int(st, 17, (int)r->smem_model);
     if (r->has_occupancy) {
-        sqlite3_bind_double(st, 29, r->occupancy);
-        sqlite3_bind_int(st, 30, r->blocks_per_sm);
-        fattn_store_bind_text(st, 31, r->occupancy_limiter);
+        sqlite3_bind_double(st, 18, r->occupancy);
+        sqlite3_bind_int(st, 19, r->blocks_per_sm);
+        fattn_store_bind_text(st, 20, r->occupancy_limiter);
     }
     const fattn_eval_result *e = r->eval;
     if (e && e->has_timing) {
-        sqlite3_bind_double(st, 32, e->timing.median_us);
-        sqlite3_bind_double(st, 33, e->timing.p10_us);
-        sqlite3_bind_double(st, 34, e->timing.p90_us);
-        sqlite3_bind_double(st, 35, e->timing.tflops);
-        sqlite3_bind_double(st, 36, e->timing.gbps);
+        sqlite3_bind_double(st, 21, e->timing.median_us);
+        sqlite3_bind_double(st, 22, e->timing.p10_us);
+        sqlite3_bind_double(st, 23, e->timing.p90_us);
+        sqlite3_bind_double(st, 24, e->timing.tflops);
+        sqlite3_bind_double(st, 25, e->timing.gbps);
     }
     if (e && e->has_numerics) {
-        sqlite3_bind_double(st, 37, e->num.max_abs_err);
-        sqlite3_bind_double(st, 38, e->num.norm_err);
-        sqlite3_bind_int64(st, 39, (sqlite3_int64)e->num.n_bad);
+        sqlite3_bind_double(st, 26, e->num.max_abs_err);
+        sqlite3_bind_double(st, 27, e->num.norm_err);
+        sqlite3_bind_int64(st, 28, (sqlite3_int64)e->num.n_bad);
     }
     if (e) {
-        sqlite3_bind_int64(st, 40, (sqlite3_int64)r->numerics_seed);
-        sqlite3_bind_double(st, 41, e->wall_ms);
+        sqlite3_bind_int64(st, 29, (sqlite3_int64)r->numerics_seed);
+        sqlite3_bind_double(st, 30, e->wall_ms);
     }
     if (fattn_store_step_done(s, st, "cannot record the trial"))
         return FATTN_EFAIL;

@@ -29,6 +29,12 @@
 #define FATTN_DEFAULT_DB     "results/fattn.db"
 #define FATTN_APPLICATION_ID 0x46415454 /* 'FATT' */
 
+/* The trials table's parameter columns, in registry order (space/params.h);
+ * a statement binds or reads them as FATTN_NPARAMS consecutive values. */
+#define FATTN_TRIAL_PARAM_COLUMNS                                                                                      \
+    "block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2, split_kv, q_regs, pad_bytes, "    \
+    "copy_colmajor"
+
 typedef struct fattn_store fattn_store;
 
 /* UPDATE: WRITE, but the file must exist already. */

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""speed_table.py - issue 5's acceptance table from compare_sdpa.py's summary lines.
+
+Reads the JSON lines `scripts/compare_sdpa.py --summary-json FILE` appends
+(one per shape: medians and bootstrap 95% CIs of fattn-tune and of each
+PyTorch SDPA backend, measured in one CUDA-graph harness) and prints a
+markdown table with the issue's bar for each shape and the verdict:
+
+- non-causal shapes: `met` when fattn-tune's median is at or under the
+  issue's target AND its 95% CI lies below the CI of every PyTorch backend
+  that ran (a win with non-overlapping CIs); else what is missing;
+- causal shapes: `win` when fattn-tune's CI lies below the better (lower
+  median) backend's CI, `parity` when the CIs overlap and fattn-tune's median
+  is at or under that backend's, else `behind`; `win` and `parity` pass.
+
+Shapes without a target (not in the issue's table) are listed with the
+non-causal rule's CI test only. A shape whose harness reported a numerics
+failure or a disagreement with fattn-tune's own median fails.
+
+    python3 scripts/speed_table.py speed.jsonl >> docs/speed-h100.md
+
+Exit status 0 when every shape passes, 1 otherwise, 2 on unreadable input.
+Needs only the Python standard library.
+"""
+import argparse
+import json
+import sys
+
+# The issue's targets, microseconds, for the non-causal seed shapes (B, H, S, D).
+TARGETS = {
+    (1, 8, 512, 64): 6.5,
+    (2, 8, 512, 64): 6.5,
+    (4, 8, 512, 64): 7.5,
+    (4, 16, 512, 64): 12.5,
+    (8, 16, 512, 64): 21.0,
+    (4, 16, 2048, 128): 385.0,
+}
+OURS = "fattn-tune"
+
+
+def cell(b):
+    return f"{b['median_us']:.2f} [{b['ci_us'][0]:.2f}, {b['ci_us'][1]:.2f}]"
+
+
+def verdict(line):
+    """(passed, text) for one summary line."""
+    bk = line["backends"]
+    if OURS not in bk:
+        return False, "fattn-tune not measured"
+    ours = bk[OURS]
+    others = {k: v for k, v in bk.items() if k != OURS}
+    problems = []
+    if line.get("n_bad", 0):
+        problems.append(f"numerics: {line['n_bad']} elements off")
+    if not line.get("agree", False):
+        problems.append("harness and fattn-tune disagree beyond 10%")
+    if not others:
+        return False, "; ".join(problems + ["no PyTorch backend ran"])
+    best_name = min(others, key=lambda k: others[k]["median_us"])
+    best = others[best_name]
+    apart = all(ours["ci_us"][1] < v["ci_us"][0] for v in others.values())
+    if line["causal"]:
+        if ours["ci_us"][1] < best["ci_us"][0]:
+            text, ok = f"win over {best_name}", True
+        elif ours["median_us"] <= best["median_us"]:
+            text, ok = f"parity with {best_name} (CIs overlap)", True
+        else:
+            text, ok = f"behind {best_name}", False
+        return ok and not problems, "; ".join([text] + problems)
+    target = TARGETS.get(tuple(line["shape"]))
+    parts = []
+    ok = apart
+    if target is not None:
+        under = ours["median_us"] <= target
+        ok = ok and under
+        parts.append(f"{'at or under' if under else 'OVER'} {target:g} us")
+    parts.append("CIs apart from every backend" if apart else f"CIs overlap or behind ({best_name})")
+    passed = ok and not problems
+    return passed, ("met: " if passed else "not met: ") + ", ".join(parts) + "".join("; " + p for p in problems)
+
+
+def table(lines):
+    names = ["torch flash", "torch efficient", "torch cudnn"]
+    out = ["| B,H,S,D | causal | config | fattn-tune us [95% CI] | " + " | ".join(n + " us" for n in names)
+           + " | target us | verdict |",
+           "|---|---|---|---|" + "---|" * len(names) + "---|---|"]
+    passed_all = True
+    for ln in lines:
+        ok, text = verdict(ln)
+        passed_all &= ok
+        bk = ln["backends"]
+        row = [",".join(map(str, ln["shape"])), "yes" if ln["causal"] else "no", f"`{ln['config']}`",
+               cell(bk[OURS]) if OURS in bk else "-"]
+        for n in names:
+            row.append(cell(bk[n]) if n in bk else "not run" if n in ln.get("skipped", {}) else "-")
+        target = TARGETS.get(tuple(ln["shape"]))
+        row.append("-" if ln["causal"] else f"{target:g}" if target is not None else "-")
+        row.append(text)
+        out.append("| " + " | ".join(row) + " |")
+    return out, passed_all
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("summary", help="JSON lines from compare_sdpa.py --summary-json")
+    a = ap.parse_args()
+    try:
+        with open(a.summary) as f:
+            lines = [json.loads(t) for t in f if t.strip()]
+        for ln in lines:
+            for k in ("shape", "causal", "config", "backends"):
+                if k not in ln:
+                    raise ValueError(f"a line lacks '{k}'")
+    except (OSError, ValueError) as e:
+        print(f"speed_table.py: {a.summary}: {e}", file=sys.stderr)
+        return 2
+    if not lines:
+        print(f"speed_table.py: {a.summary}: no summary lines", file=sys.stderr)
+        return 2
+    first = lines[0]
+    print(f"Measured {first.get('date', '?')} on {first.get('device', '?')}, driver CUDA {first.get('driver', '?')}, "
+          f"PyTorch {first.get('torch', '?')} (CUDA {first.get('cuda', '?')}, cuDNN {first.get('cudnn', '?')}); "
+          f"{first.get('n', '?')} samples per side, each one CUDA-graph replay of {first.get('reps', '?')} calls; "
+          "medians with bootstrap 95% CIs (scripts/compare_sdpa.py).")
+    print()
+    rows, ok = table(lines)
+    print("\n".join(rows))
+    print()
+    print(f"**{'Every shape passes.' if ok else 'Some shapes do not pass.'}**")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
