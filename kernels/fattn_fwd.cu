@@ -669,6 +669,14 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
 #if CP_ASYNC
     cp_async_wait<0>();
 #endif
+    /* Each row's sum over the four lanes of its quad. */
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            row_l[mt][h] += __shfl_xor_sync(0xffffffffu, row_l[mt][h], 1);
+            row_l[mt][h] += __shfl_xor_sync(0xffffffffu, row_l[mt][h], 2);
+        }
 #if SPLIT_KV > 1
     /* Each block of the cluster leaves its partial (row max in log2 units,
      * row sum, unnormalized O in fp32) in its own shared memory, over the
@@ -683,13 +691,10 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float l = row_l[mt][h];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
             const int row = warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
             if (lane % 4 == 0) {
                 part_m[row] = row_m[mt][h];
-                part_l[row] = l;
+                part_l[row] = row_l[mt][h];
             }
 #pragma unroll
             for (int d = 0; d < kOTiles; ++d)
@@ -751,9 +756,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float l = row_l[mt][h];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float l = row_l[mt][h];
             const float inv = l > 0.f ? 1.f / l : 0.f;
             const int row = warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
 #pragma unroll

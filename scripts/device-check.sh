@@ -328,6 +328,29 @@ stage_numerics() {
     say ""
 }
 
+# sanitize TOOL KEY SHAPE CAUSAL [BENCH-OPTION...]: one launch per sample of
+# KEY under compute-sanitizer; prints "clean (summary)" or "**exit N**
+# (summary)" and fails in the second case.
+sanitize() {
+    local t=$1 key=$2 shape=$3 causal=$4 rc res
+    shift 4
+    note "compute-sanitizer --tool $t $key $shape"
+    timeout 240 compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
+        "$tool" bench "$key" --arch "$arch" --shape "$shape" $(causal_flag "$causal") "$@" --samples 1 --reps 1 \
+        --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
+    rc=$?
+    cat "$OUT/san.tmp" >>"$log"
+    res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')
+    if [ $rc = 0 ] && grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$OUT/san.tmp"; then
+        rm -f "$OUT/san.tmp"
+        echo "clean ($res)"
+        return 0
+    fi
+    rm -f "$OUT/san.tmp"
+    echo "**exit $rc** ($res)"
+    return 1
+}
+
 stage_sanitizer() {
     say "## compute-sanitizer on the best three of each study"
     say ""
@@ -341,7 +364,7 @@ stage_sanitizer() {
     say ""
     say "| study | config | dynamic smem B | memcheck | racecheck |"
     say "|---|---|---|---|---|"
-    local st shape causal land key S D smem tool_ res row rc
+    local st shape causal land key S D smem tool_ res row
     for st in "${studies[@]}"; do
         read -r shape causal <<<"$st"
         land=$(landscape_of "$shape" "$causal")
@@ -352,24 +375,13 @@ stage_sanitizer() {
                 awk '/^smem_mismatch/ { for (i = 1; i <= NF; i++) if ($i == "compiled") print $(i + 1) }')
             row="| $shape$([ "$causal" = 1 ] && echo ' causal') | $key | ${smem:-?} |"
             for tool_ in memcheck racecheck; do
-                note "compute-sanitizer --tool $tool_ $key"
-                timeout 240 compute-sanitizer --tool "$tool_" --target-processes all --error-exitcode 99 \
-                    "$tool" bench "$key" --arch "$arch" --shape "1,2,$S,$D" $(causal_flag "$causal") --samples 1 --reps 1 \
-                    --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
-                rc=$?
-                cat "$OUT/san.tmp" >>"$log"
-                res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')
-                if [ $rc = 0 ] && grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$OUT/san.tmp"; then
-                    row="$row clean ($res) |"
-                else
-                    row="$row **exit $rc** ($res) |"
-                    bad "$tool_ on $key ($shape causal=$causal): exit $rc, $res"
-                fi
+                res=$(sanitize "$tool_" "$key" "1,2,$S,$D" "$causal") ||
+                    bad "$tool_ on $key ($shape causal=$causal): $res"
+                row="$row $res |"
             done
             say "$row"
         done
     done
-    rm -f "$OUT/san.tmp"
     say ""
 }
 
@@ -490,20 +502,10 @@ speed_one() { # SHAPE CAUSAL DB
     if command -v compute-sanitizer >/dev/null && [ -z "${FATTN_WORKER_HOOK:-}" ]; then
         local t res row="compute-sanitizer on $key at 1,2,$S,$D:"
         for t in memcheck racecheck; do
-            timeout 240 compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
-                "$tool" bench "$key" --arch "$arch" --shape "1,2,$S,$D" $(causal_flag "$causal") --smem-limit max \
-                --samples 1 --reps 1 --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
-            rc=$?
-            cat "$OUT/san.tmp" >>"$log"
-            res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')
-            if [ $rc = 0 ] && grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$OUT/san.tmp"; then
-                row="$row $t clean ($res);"
-            else
-                row="$row $t **exit $rc** ($res);"
-                bad "$t on $key ($shape causal=$causal): exit $rc, $res"
-            fi
+            res=$(sanitize "$t" "$key" "1,2,$S,$D" "$causal" --smem-limit max) ||
+                bad "$t on $key ($shape causal=$causal): $res"
+            row="$row $t $res;"
         done
-        rm -f "$OUT/san.tmp"
         say "$row"
         say ""
     fi
