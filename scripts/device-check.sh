@@ -8,7 +8,7 @@
 #   run(command="scripts/device-check.sh large-causal numerics", carry=["build-device"])
 #   run(command="scripts/device-check.sh sanitizer compare", carry=["build-device"])
 #   run(command="scripts/device-check.sh tune", carry=["build-device"])
-#   run(command="FATTN_SPEED_SHAPES='1,8,512,64 2,8,512,64 4,8,512,64' scripts/device-check.sh speed",
+#   run(command="FATTN_SPEED_SHAPES='1,8,512,64 2,8,512,64 4,8,512,64' FATTN_SPEED_CAUSAL=0 scripts/device-check.sh speed",
 #       carry=["build-device"])
 #
 # Stages (each well inside one 10-minute command; all together about 25
@@ -42,8 +42,9 @@
 #                 flash, efficient and cuDNN, compute-sanitizer memcheck and
 #                 racecheck on it; then scripts/speed_table.py's verdicts
 #                 against the issue's targets (also $OUT/speed.md, and
-#                 $OUT/speed.jsonl to concatenate over several calls). About
-#                 1.5 device-minutes per S=512 shape: three shapes per command
+#                 $OUT/speed.jsonl to concatenate over several calls).
+#                 Estimated, not yet measured: 1.5 device-minutes per S=512
+#                 shape and causality, so three of them per command
 #   all           every stage in order (longer than one device command)
 #
 # Each stage appends its section to $OUT/report.md and its commands' output
