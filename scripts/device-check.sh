@@ -386,6 +386,39 @@ stage_sanitizer() {
     say ""
 }
 
+# compare_study DB STUDY TAG WHAT [OPTION...]: the study's exported best (its
+# exact cubin) timed by compare_sdpa.py beside PyTorch SDPA, --n 100, its
+# table into the report; OPTIONs go to compare_sdpa.py.
+compare_study() {
+    local db_=$1 id=$2 tag=$3 what=$4
+    shift 4
+    if run "$tool" export --db "$db_" --study "$id" --format json -o "$OUT/best-$tag.json" &&
+        run "$tool" export --db "$db_" --study "$id" --format cubin -o "$OUT/best-$tag.cubin"; then
+        run python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-$tag.json" --cubin "$OUT/best-$tag.cubin" \
+            --n 100 --markdown "$report" "$@" ||
+            bad "compare_sdpa.py on $what failed or disagreed with fattn-tune by more than 10%"
+    else
+        bad "export of $what"
+    fi
+    rm -f "$OUT/best-$tag.json" "$OUT/best-$tag.cubin"
+}
+
+# confirm_report DB STUDY FILE [OPTION...]: confirm --n 100 of the study,
+# its output into FILE, the log and (fenced) the report; confirm's status.
+confirm_report() {
+    local db_=$1 id=$2 out=$3 rc
+    shift 3
+    note "\$ $tool confirm --db $db_ --study $id --n 100 $*"
+    "$tool" confirm --db "$db_" --study "$id" --n 100 "$@" >"$out" 2>>"$log"
+    rc=$?
+    cat "$out" >>"$log"
+    say '```'
+    cat "$out" >>"$report"
+    say '```'
+    say ""
+    return $rc
+}
+
 stage_compare() {
     say "## fattn-tune beside PyTorch SDPA (scripts/compare_sdpa.py)"
     say ""
@@ -406,13 +439,7 @@ stage_compare() {
         run "$tool" search --strategy exhaustive --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$space" --filter "$(key_filter "$key")" \
             --db "$cdb" -q || { bad "search of $key on $shape"; continue; }
         id=$(sql "$cdb" "SELECT max(id) FROM studies")
-        run "$tool" export --db "$cdb" --study "$id" --format json -o "$OUT/best-$tag.json" &&
-            run "$tool" export --db "$cdb" --study "$id" --format cubin -o "$OUT/best-$tag.cubin" ||
-            { bad "export of $key on $shape"; continue; }
-        run python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-$tag.json" --cubin "$OUT/best-$tag.cubin" \
-            --n 100 --markdown "$report" --samples-csv "$OUT/compare-samples.csv" ||
-            bad "compare_sdpa.py on $key ($shape causal=$causal) failed or disagreed with fattn-tune by more than 10%"
-        rm -f "$OUT/best-$tag.json" "$OUT/best-$tag.cubin"
+        compare_study "$cdb" "$id" "$tag" "$key ($shape causal=$causal)" --samples-csv "$OUT/compare-samples.csv"
     done
     say ""
 }
@@ -432,15 +459,7 @@ stage_tune() {
     say ""
     "$tool" -q query --db "$tdb" --format csv --sql "SELECT status, coalesce(reason, '') AS reason, count(*) AS trials FROM trials WHERE study_id = $id GROUP BY 1, 2 ORDER BY 1, 3 DESC" | md_table >>"$report"
     say ""
-    note "\$ $tool confirm --db $tdb --study $id --n 100 --baseline cudnn"
-    "$tool" confirm --db "$tdb" --study "$id" --n 100 --baseline cudnn >"$OUT/confirm-2-8-512-64.txt" 2>>"$log"
-    rc=$?
-    cat "$OUT/confirm-2-8-512-64.txt" >>"$log"
-    say '```'
-    cat "$OUT/confirm-2-8-512-64.txt" >>"$report"
-    say '```'
-    say ""
-    [ $rc = 0 ] || bad "confirm exited $rc"
+    confirm_report "$tdb" "$id" "$OUT/confirm-2-8-512-64.txt" --baseline cudnn || bad "confirm exited $?"
     local n
     n=$(sql "$tdb" "SELECT count(*) FROM confirmation_samples s JOIN confirmations c ON c.id = s.confirmation_id WHERE c.study_id = $id")
     if [ "$n" = 200 ]; then ok "confirm stored 100 samples of the best configuration and 100 of cuDNN"; else bad "confirm stored $n samples, not 200"; fi
@@ -470,32 +489,18 @@ speed_one() { # SHAPE CAUSAL DB
     say ""
     "$tool" -q query --db "$sdb" --format csv --sql "SELECT config_key, round(median_us, 3) AS median_us, round(p90_us, 3) AS p90_us, round(tflops, 1) AS tflops, registers, smem_dynamic AS smem, printf('%.2g', max_abs_err) AS max_abs_err FROM trials WHERE study_id = $id AND status = 'ok' ORDER BY median_us LIMIT 5" | md_table >>"$report"
     say ""
-    note "\$ $tool confirm --db $sdb --study $id --n 100"
-    if [ "$causal" = 1 ]; then
-        "$tool" confirm --db "$sdb" --study "$id" --n 100 >"$OUT/speed-confirm-$tag.txt" 2>>"$log"
-    else
-        "$tool" confirm --db "$sdb" --study "$id" --n 100 --baseline cudnn >"$OUT/speed-confirm-$tag.txt" 2>>"$log"
-    fi
-    rc=$?
-    cat "$OUT/speed-confirm-$tag.txt" >>"$log"
-    say '```'
-    cat "$OUT/speed-confirm-$tag.txt" >>"$report"
-    say '```'
-    say ""
-    [ $rc = 0 ] || bad "confirm on $shape causal=$causal exited $rc"
-    key=$(sql "$sdb" "SELECT config_key FROM confirmations WHERE study_id = $id ORDER BY median_us LIMIT 1")
-    [ -n "$key" ] || key=$(sql "$sdb" "SELECT config_key FROM trials WHERE study_id = $id AND status = 'ok' ORDER BY median_us LIMIT 1")
+    local base=()
+    [ "$causal" = 1 ] || base=(--baseline cudnn)
+    confirm_report "$sdb" "$id" "$OUT/speed-confirm-$tag.txt" "${base[@]}" ||
+        bad "confirm on $shape causal=$causal exited $?"
+    # The configuration export hands on (the confirmed fastest), which the
+    # comparison times and the sanitizer checks.
+    key=$("$tool" -q export --db "$sdb" --study "$id" --format json 2>>"$log" |
+        sed -n 's/^ *"config_key": "\([^"]*\)".*/\1/p')
     [ -n "$key" ] || { bad "nothing measured on $shape causal=$causal"; return; }
     if [ -z "${FATTN_WORKER_HOOK:-}" ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        if run "$tool" export --db "$sdb" --study "$id" --format json -o "$OUT/best-$tag.json" &&
-            run "$tool" export --db "$sdb" --study "$id" --format cubin -o "$OUT/best-$tag.cubin"; then
-            run python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-$tag.json" --cubin "$OUT/best-$tag.cubin" \
-                --n 100 --markdown "$report" --samples-csv "$OUT/speed-samples.csv" --summary-json "$OUT/speed.jsonl" ||
-                bad "compare_sdpa.py on $key ($shape causal=$causal) failed or disagreed with fattn-tune by more than 10%"
-        else
-            bad "export of $key on $shape causal=$causal"
-        fi
-        rm -f "$OUT/best-$tag.json" "$OUT/best-$tag.cubin"
+        compare_study "$sdb" "$id" "$tag" "$key ($shape causal=$causal)" --samples-csv "$OUT/speed-samples.csv" \
+            --summary-json "$OUT/speed.jsonl"
     else
         say "compare_sdpa.py skipped: no PyTorch with CUDA, or no GPU (fake engine)"
         say ""

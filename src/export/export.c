@@ -237,7 +237,7 @@ static void write_header(const best *b, FILE *out)
             b->arch);
     fputs("#ifndef FATTN_TUNED_H\n#define FATTN_TUNED_H\n\n", out);
     for (int i = 0; i < FATTN_NPARAMS; ++i)
-        if (!fattn_params[i].test_only || b->cfg.v[i] != fattn_params[i].def)
+        if (fattn_param_exported(&b->cfg, i))
             fprintf(out, "#define FATTN_%s %d\n", fattn_params[i].name, b->cfg.v[i]);
     fprintf(out, "#define FATTN_HEAD_DIM %d\n#define FATTN_CAUSAL %d\n", b->shape.head_dim, b->shape.causal);
     fprintf(out, "#define FATTN_THREADS %d\n#define FATTN_SMEM_BYTES %d\n\n", 32 * b->cfg.v[FATTN_P_NUM_WARPS],
@@ -306,7 +306,7 @@ static void write_json(const best *b, FILE *out)
     fputs(",\n  \"config\": {", out);
     int first = 1;
     for (int i = 0; i < FATTN_NPARAMS; ++i)
-        if (!fattn_params[i].test_only || b->cfg.v[i] != fattn_params[i].def) {
+        if (fattn_param_exported(&b->cfg, i)) {
             fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fattn_params[i].name, b->cfg.v[i]);
             first = 0;
         }
@@ -499,7 +499,7 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                 e->key);
         fputs("     \"", out);
         for (int p = 0; p < FATTN_NPARAMS; ++p)
-            if (!fattn_params[p].test_only || v[p] != fattn_params[p].def)
+            if (fattn_param_exported(&e->cfg, p))
                 fprintf(out, "-DFATTN_%s=%d ", fattn_params[p].name, v[p]);
         fprintf(out, "-DFATTN_HEAD_DIM=%d -DFATTN_CAUSAL=%d\", %lld, %lld},\n", e->shape.head_dim, e->shape.causal,
                 e->study, e->trial);

@@ -80,6 +80,14 @@ static inline int fattn_param_shown(const fattn_config *c, int p)
     return !fattn_params[p].optional || c->v[p] != fattn_params[p].def;
 }
 
+/* 1 when parameter `p` belongs in an exported build (header, JSON, nvcc
+ * flags): every tunable, extensions included, and a test-only override
+ * when it is set. */
+static inline int fattn_param_exported(const fattn_config *c, int p)
+{
+    return !fattn_params[p].test_only || c->v[p] != fattn_params[p].def;
+}
+
 /* 1 if the two configurations are equal. */
 int fattn_config_equal(const fattn_config *a, const fattn_config *b);
 
