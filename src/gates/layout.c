@@ -32,7 +32,6 @@ void fattn_layout_init(fattn_layout *l, const fattn_config *c, int head_dim)
     l->kv_base = l->q.bytes;
     l->loop_bytes = l->q.bytes + l->stages * l->kv.bytes;
     l->split_kv = (unsigned)v[FATTN_P_SPLIT_KV];
-    l->q_regs = (unsigned)v[FATTN_P_Q_REGS];
     l->part_row_bytes = l->split_kv > 1 ? (unsigned)head_dim * 4u + FATTN_PART_ROW_PAD : 0u;
     l->part_bytes = l->split_kv > 1 ? l->q.rows * (l->part_row_bytes + 8u) : 0u;
     l->total_bytes = l->loop_bytes > l->part_bytes ? l->loop_bytes : l->part_bytes;

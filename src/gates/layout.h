@@ -45,7 +45,6 @@ typedef struct fattn_layout {
     unsigned kv_base;     /* offset of slot 0 */
     unsigned stages;
     unsigned split_kv;       /* blocks per cluster sharing a row block's keys */
-    unsigned q_regs;         /* Q fragments held in registers */
     unsigned loop_bytes;     /* Q/O tile and K/V ring */
     unsigned part_row_bytes; /* one row of fp32 partial O, padded (SPLIT_KV > 1) */
     unsigned part_bytes;     /* the partials the cluster combines; 0 without a split */
