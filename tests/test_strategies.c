@@ -73,7 +73,7 @@ static int load(const char *space_path, const char *land_path)
         } else {
             int r = fattn_reason_find(e->reason);
             /* Rejected after compiling, or not compiled: no GPU time. */
-            S.kind[i] = r == FATTN_R_NUMERICS || r == FATTN_R_RUNTIME_FAULT || r == FATTN_R_TIMEOUT ? 2 : 1;
+            S.kind[i] = r && fattn_reason(r)->stage == FATTN_STAGE_RUN ? 2 : 1;
         }
         ++counts[S.kind[i]];
     }

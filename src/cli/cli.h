@@ -66,6 +66,7 @@ enum {
     OPT_EVALUATOR,
     OPT_RESUME,
     OPT_KERNEL_TIMEOUT,
+    OPT_SETUP_TIMEOUT,
     OPT_REPS,
     OPT_WARMUP,
     OPT_SAMPLES,
@@ -86,7 +87,8 @@ enum {
 };
 
 #define CLI_TIMING_OPTIONS                                                                                             \
-    {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT}, {"reps", required_argument, NULL, OPT_REPS},      \
+    {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT},                                                   \
+        {"setup-timeout", required_argument, NULL, OPT_SETUP_TIMEOUT}, {"reps", required_argument, NULL, OPT_REPS},    \
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"samples", required_argument, NULL, OPT_SAMPLES},            \
         {"timing-sets", required_argument, NULL, OPT_TIMING_SETS}, {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},      \
         {"atol", required_argument, NULL, OPT_ATOL}, {"rtol", required_argument, NULL, OPT_RTOL},                      \
@@ -180,7 +182,7 @@ void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n
 /* How candidates are measured (search, bench). */
 typedef struct cli_timing {
     long reps, warmup, samples, timing_sets, seed;
-    double timeout_ms, atol, rtol;
+    double timeout_ms, setup_ms, atol, rtol;
     int flush_l2;
     uint64_t timing_salt; /* mixed into the timing inputs' seed: confirm's are not the search's */
 } cli_timing;

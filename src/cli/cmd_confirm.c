@@ -419,7 +419,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
 
     /* The statistics, the regression check, and the record. */
     const fattn_eval_result *base = &res[k];
-    char base_desc[256];
+    char base_desc[sizeof base->baseline];
     snprintf(base_desc, sizeof base_desc, "%s",
              b.is_cudnn ? (base->baseline[0] ? base->baseline : "cuDNN") : b.cand.key);
     fattn_compare_opts copts = {(size_t)o.resamples, (uint64_t)o.tm.seed, 0.95, o.target};

@@ -18,6 +18,8 @@
 const char cli_timing_help[] =
     "Measurement:\n"
     "  --kernel-timeout D   watchdog per step of a candidate (default 10s): longer is a timeout\n"
+    "  --setup-timeout D    limit of a worker's start and of the cuDNN baseline's first plan (load,\n"
+    "                       heuristics, plan; default 5m), apart from the kernel watchdog\n"
     "  --reps N             launches per CUDA graph; per-launch time = elapsed / N (default 20)\n"
     "  --warmup N           graph replays before sampling (default 5)\n"
     "  --samples N          timed graph replays per candidate (default 30)\n"
@@ -31,7 +33,7 @@ void cli_timing_init(cli_timing *tm)
 {
     memset(tm, 0, sizeof *tm);
     tm->reps = 20, tm->warmup = 5, tm->samples = 30, tm->seed = 1;
-    tm->timeout_ms = 10000, tm->atol = FATTN_DEFAULT_ATOL, tm->rtol = FATTN_DEFAULT_RTOL;
+    tm->timeout_ms = 10000, tm->setup_ms = 300000, tm->atol = FATTN_DEFAULT_ATOL, tm->rtol = FATTN_DEFAULT_RTOL;
 }
 
 static int tolerance(const char *opt, const char *arg, double *out)
@@ -55,6 +57,11 @@ int cli_timing_option(cli_timing *tm, int opt, const char *arg)
     case OPT_KERNEL_TIMEOUT:
         if (fattn_parse_duration(arg, &tm->timeout_ms) || tm->timeout_ms <= 0)
             return fattn_error(FATTN_EUSAGE, "--kernel-timeout '%s': expected a duration such as 10s or 2m", arg);
+        return 1;
+    case OPT_SETUP_TIMEOUT:
+        if (fattn_parse_duration(arg, &tm->setup_ms) || tm->setup_ms < 1000 || tm->setup_ms > 3600000)
+            return fattn_error(FATTN_EUSAGE, "--setup-timeout '%s': expected a duration from 1s to 60m, such as 5m",
+                               arg);
         return 1;
     default: return 0;
     }
@@ -132,6 +139,7 @@ int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char
         .atol = tm->atol,
         .rtol = tm->rtol,
         .kernel_timeout_ms = (int)tm->timeout_ms,
+        .setup_timeout_ms = (int)tm->setup_ms,
     };
     signal(SIGPIPE, SIG_IGN);
     rc = fattn_evaluator_open_gpu(&gc, ev);

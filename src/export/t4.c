@@ -28,7 +28,7 @@ static const char *invalidity(const char *status, const char *reason)
         return "constraints";
     if (!strcmp(reason, "numerics"))
         return "correctness";
-    if (!strcmp(reason, "runtime_fault"))
+    if (!strcmp(reason, "runtime_fault") || !strcmp(reason, "launch_refused"))
         return "runtime";
     if (!strcmp(reason, "timeout"))
         return "timeout";

@@ -53,6 +53,10 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
     [FATTN_R_LOW_OCCUPANCY] =
         {"low_occupancy", FATTN_STAGE_COMPILE, "too few resident warps per SM to hide latency without cp.async",
          "CP_ASYNC=1, fewer registers per thread (smaller tiles per warp), or lower --min-occupancy"},
+    [FATTN_R_LAUNCH_REFUSED] = {"launch_refused", FATTN_STAGE_RUN,
+                                "the driver refused to launch the kernel as configured (the CUDA error is in the "
+                                "detail: shared memory, cluster size, threads or registers)",
+                                "a gate missed a limit of this GPU: check --smem-limit, and report it"},
     [FATTN_R_RUNTIME_FAULT] = {"runtime_fault", FATTN_STAGE_RUN,
                                "the kernel faulted on the GPU (the CUDA error is in the detail)",
                                "run compute-sanitizer on the configuration; the gates missed a layout bug"},

@@ -7,7 +7,7 @@
  *   smem_overflow, bank_conflicts, coalescing
  * The compile stage adds the post-compile gates (compile/postgates.h:
  * compile_error, smem_mismatch, spills, low_occupancy) and the GPU engine the
- * run-time verdicts (runtime_fault, timeout, numerics); their reasons live in
+ * run-time verdicts (launch_refused, runtime_fault, timeout, numerics); their reasons live in
  * the one table here. Every reason has a stable code, a one-line explanation and a
  * suggested fix; every verdict carries the numbers it was decided on.
  */
@@ -37,6 +37,7 @@ enum fattn_reason {
     FATTN_R_SPILLS,
     FATTN_R_LOW_OCCUPANCY,
     /* on the GPU */
+    FATTN_R_LAUNCH_REFUSED,
     FATTN_R_RUNTIME_FAULT,
     FATTN_R_TIMEOUT,
     FATTN_R_NUMERICS,

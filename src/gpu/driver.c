@@ -76,6 +76,13 @@ static const struct {
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
     {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
     {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+    {CUDA_ERROR_CONTAINED, "CUDA_ERROR_CONTAINED"},
+    {CUDA_ERROR_TENSOR_MEMORY_LEAK, "CUDA_ERROR_TENSOR_MEMORY_LEAK"},
+    {CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
 };
 
 const char *fattn_cu_error_name(const fattn_cu *cu, CUresult r)
@@ -94,15 +101,52 @@ const char *fattn_cu_error_name(const fattn_cu *cu, CUresult r)
 int fattn_cu_error_is_sticky(CUresult r)
 {
     switch (r) {
+    /* cuda.h (CUDA 13.0): "This leaves the process in an inconsistent state
+     * and any further CUDA work will return the same error. To continue
+     * using CUDA, the process must be terminated and relaunched." */
+    case CUDA_ERROR_CONTAINED:
     case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE:
+    /* "The context cannot be used anymore, and must be destroyed." */
     case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT: return 1;
+    /* The context or the driver is gone, the hardware failed, or the
+     * driver cannot say what happened: a fresh process is the only safe
+     * answer. */
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_NVLINK_UNCORRECTABLE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_MPS_CONNECTION_FAILED:
+    case CUDA_ERROR_MPS_RPC_FAILURE:
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+    case CUDA_ERROR_UNKNOWN: return 1;
+    default: return 0;
+    }
+}
+
+int fattn_cu_error_is_launch_refusal(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE:
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+    case CUDA_ERROR_NOT_SUPPORTED:
+    case CUDA_ERROR_NOT_PERMITTED:
+    case CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY:
+    case CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION:
+    case CUDA_ERROR_OUT_OF_MEMORY: return 1;
     default: return 0;
     }
 }

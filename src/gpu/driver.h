@@ -71,8 +71,17 @@ int fattn_cu_load(fattn_cu *cu, char *why, size_t why_size);
  * cu may be NULL. */
 const char *fattn_cu_error_name(const fattn_cu *cu, CUresult r);
 
-/* 1 for the errors after which a context is unusable (the kernel faulted):
- * the worker that saw one must exit. */
+/* 1 for the errors after which the process cannot go on using CUDA (the
+ * kernel faulted and ruined the context, the hardware failed, the driver
+ * does not know): the worker that saw one must exit. Every error whose
+ * cuda.h comment says the process "must be terminated and relaunched" or
+ * the context "cannot be used anymore" is one (tests/test_driver.c reads
+ * cuda.h to hold it so). */
 int fattn_cu_error_is_sticky(CUresult r);
+
+/* 1 for the errors with which the driver refuses a launch (or a function
+ * attribute) as asked, the context left intact: too much shared memory, too
+ * many threads or registers, an invalid cluster. */
+int fattn_cu_error_is_launch_refusal(CUresult r);
 
 #endif

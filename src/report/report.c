@@ -10,6 +10,7 @@
 #include "config.h"
 #include "confirm/stats.h"
 #include "export/export.h"
+#include "gates/gates.h"
 #include "report/svg.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -58,8 +59,9 @@ static int load_curve(fattn_store *s, long long study, curve *c)
         const char *status = col(st, 0), *reason = col(st, 1);
         snprintf(c->name, sizeof c->name, "study %lld (%s)", study, col(st, 4));
         /* Trials that reached the GPU count; gate rejections do not. */
-        int ran = !strcmp(status, "ok") || !strcmp(status, "error") || !strcmp(reason, "numerics")
-                  || !strcmp(reason, "runtime_fault") || !strcmp(reason, "timeout");
+        int rr = fattn_reason_find(reason);
+        int ran =
+            !strcmp(status, "ok") || !strcmp(status, "error") || (rr && fattn_reason(rr)->stage == FATTN_STAGE_RUN);
         if (!ran)
             continue;
         ++run;

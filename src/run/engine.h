@@ -20,12 +20,17 @@
 #define FATTN_EVAL_STATUS_OK       "ok"       /* numerics passed; samples timed */
 #define FATTN_EVAL_STATUS_NUMERICS "numerics" /* ran, wrong output */
 #define FATTN_EVAL_STATUS_FAULT    "fault"    /* the kernel faulted (the CUDA error is in "error") */
+#define FATTN_EVAL_STATUS_LAUNCH   "launch"   /* the driver refused to launch it; the context is intact */
 #define FATTN_EVAL_STATUS_ERROR    "error"    /* could not be run (module load, attribute) */
 
 typedef struct fattn_engine_io {
     int fd;
     /* Sends a PHASE message ("numerics", "timing"): the watchdog restarts. */
     void (*phase)(struct fattn_engine_io *io, const char *name);
+    /* Sends a PHASE message for a one-time setup (what: "setting up the
+     * cuDNN baseline ..."): it runs under the setup timeout, not the kernel
+     * watchdog, until the next phase. */
+    void (*setup)(struct fattn_engine_io *io, const char *what);
 } fattn_engine_io;
 
 typedef struct fattn_engine_ops {
@@ -35,7 +40,8 @@ typedef struct fattn_engine_ops {
     int (*init)(void **state, const cJSON *req, const void *ref_cubin, size_t ref_size, cJSON *ready, char *why,
                 size_t why_size);
     /* Answers an EVAL request into *result. Returns 0, or 1 when the
-     * context is ruined (a sticky fault): the worker exits after replying. */
+     * context is ruined (a sticky fault): the worker exits after replying,
+     * and says so in the RESULT ("worker_exits": true). */
     int (*eval)(void *state, const cJSON *req, const void *cubin, size_t size, fattn_engine_io *io, cJSON *result);
     /* Answers a CONFIRM request: several kernels (cubins back to back in
      * the payload) and baselines measured interleaved, one sample of each

@@ -15,8 +15,9 @@
  *     raw per-launch time: launch cost is not subtracted). With flush_l2, a
  *     buffer twice the L2 size is overwritten before each sample.
  * A fault that ruins the context (misaligned or illegal address, launch
- * failure) is answered, then the worker exits; any other error is answered
- * and the worker goes on. A PHASE message precedes each step, so the
+ * failure: the sticky errors of gpu/driver.h) is answered, then the worker
+ * exits; any other error (a launch the driver refuses, a module that does
+ * not load) is answered and, the context checked, the worker goes on. A PHASE message precedes each step, so the
  * watchdog of the search process times each step, not the whole request.
  */
 #include <math.h>
@@ -104,6 +105,8 @@ static void gpu_fini(void *state)
     fattn_cu *cu = &g->cu;
     if (g->ctx) {
         cu->cuCtxSetCurrent(g->ctx);
+        /* cuDNN's handle and buffers live on the context: before it goes. */
+        fattn_cudnn_free(&g->cudnn, &g->cu);
         CUdeviceptr bufs[] = {g->q0, g->k0, g->v0, g->o, g->ref_o, g->flush};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
             if (bufs[i])
@@ -126,7 +129,6 @@ static void gpu_fini(void *state)
             cu->cuStreamDestroy(g->stream);
         cu->cuDevicePrimaryCtxRelease(g->dev);
     }
-    fattn_cudnn_free(&g->cudnn, &g->cu);
     free(g->q), free(g->k), free(g->v);
     free(g->h_o), free(g->h_ref);
     free(g);
@@ -227,15 +229,40 @@ fail:
     return -1;
 }
 
-/* Records a driver error in the result; returns 1 when it ruined the context. */
+/* A cuDNN call that failed (its message is the step's name): not a driver
+ * error code, so the context is probed like any non-sticky error. */
+#define CUDNN_FAILED ((CUresult)-1)
+
+/* Steps in which a non-sticky error means the driver refused to launch the
+ * candidate as configured (rejected: launch_refused). */
+static int launch_step(const char *what)
+{
+    return !strcmp(what, "candidate launch") || !strcmp(what, "shared-memory attribute");
+}
+
+/* Records a failed step in the result and says whether the context is
+ * ruined (returns 1: the worker must exit). A sticky error ruins it; any
+ * other must leave it usable, which a synchronize checks, so an error the
+ * table does not know to be sticky cannot spoil the worker's later trials.
+ * Verdicts: fault (ruined), launch (the driver refused the candidate's
+ * launch, context intact), error (anything else, context intact). */
 static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
 {
-    char detail[400];
+    char detail[400], err[96];
     int sticky = fattn_cu_error_is_sticky(r);
-    snprintf(detail, sizeof detail, "%s: %s", what, fattn_cu_error_name(&g->cu, r));
-    cJSON_AddStringToObject(
-        result, "status", sticky || !strncmp(what, "candidate", 9) ? FATTN_EVAL_STATUS_FAULT : FATTN_EVAL_STATUS_ERROR);
-    cJSON_AddStringToObject(result, "error", fattn_cu_error_name(&g->cu, r));
+    CUresult probe = sticky ? r : g->cu.cuCtxSynchronize();
+    snprintf(err, sizeof err, "%s", r == CUDNN_FAILED ? "cuDNN error" : fattn_cu_error_name(&g->cu, r));
+    if (!sticky && probe != CUDA_SUCCESS)
+        snprintf(detail, sizeof detail, "%s: %s; the context then reported %s", what, err,
+                 fattn_cu_error_name(&g->cu, probe));
+    else
+        snprintf(detail, sizeof detail, "%s: %s", what, err);
+    sticky |= probe != CUDA_SUCCESS;
+    cJSON_AddStringToObject(result, "status",
+                            sticky                                                     ? FATTN_EVAL_STATUS_FAULT
+                            : launch_step(what) && fattn_cu_error_is_launch_refusal(r) ? FATTN_EVAL_STATUS_LAUNCH
+                                                                                       : FATTN_EVAL_STATUS_ERROR);
+    cJSON_AddStringToObject(result, "error", sticky && probe != r ? fattn_cu_error_name(&g->cu, probe) : err);
     cJSON_AddStringToObject(result, "detail", detail);
     return sticky;
 }
@@ -255,24 +282,27 @@ static void add_numerics(cJSON *result, const char *name, const fattn_numerics *
 }
 
 /* Enqueues one run of r on (q, k, v) -> o. A cuDNN failure is reported as
- * CUDA_ERROR_UNKNOWN with the message in why. */
+ * CUDNN_FAILED with the message in why. */
 static CUresult run_once(gpu *g, runner *r, CUdeviceptr *q, CUdeviceptr *k, CUdeviceptr *v, CUstream s, char *why,
                          size_t why_size)
 {
     if (r->cudnn)
-        return fattn_cudnn_run(r->cudnn, *q, *k, *v, g->o, why, why_size) ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS;
+        return fattn_cudnn_run(r->cudnn, *q, *k, *v, g->o, why, why_size) ? CUDNN_FAILED : CUDA_SUCCESS;
     int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
     float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
     void *args[] = {q, k, v, &g->o, &batch, &heads, &seqlen, &scale};
     return g->cu.cuLaunchKernel(r->fn, r->gx, r->gy, r->gz, r->threads, 1, 1, r->smem, s, args, NULL);
 }
 
-/* The baseline's plan, made on first use in this worker. */
-static fattn_cudnn *cudnn_baseline(gpu *g)
+/* The baseline's plan, made on first use in this worker: its one-time setup
+ * (load, heuristics, plan) runs under the setup timeout, not the kernel
+ * watchdog. */
+static fattn_cudnn *cudnn_baseline(gpu *g, fattn_engine_io *io)
 {
     if (g->cudnn || g->cudnn_why[0])
         return g->cudnn;
     fattn_cudnn *c;
+    io->setup(io, "setting up the cuDNN baseline (load, heuristics, plan)");
     if (fattn_cudnn_load(&c, g->cudnn_why, sizeof g->cudnn_why))
         return NULL;
     if (fattn_cudnn_plan(c, &g->cu, &g->shape, g->stream, g->cudnn_why, sizeof g->cudnn_why)) {
@@ -307,14 +337,15 @@ typedef struct timed {
 
 /* Loads the kernel of request j (or plans its baseline). A request that
  * cannot be run is answered in `result` (status error) and returns 1. */
-static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, cJSON *result, CUresult *err)
+static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, fattn_engine_io *io, cJSON *result,
+                      CUresult *err)
 {
     fattn_cu *cu = &g->cu;
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(j, "grid");
     const cJSON *baseline = cJSON_GetObjectItemCaseSensitive(j, "baseline");
     *err = CUDA_SUCCESS;
     if (cJSON_IsString(baseline)) {
-        if (strcmp(baseline->valuestring, "cudnn") != 0 || !(t->run.cudnn = cudnn_baseline(g))) {
+        if (strcmp(baseline->valuestring, "cudnn") != 0 || !(t->run.cudnn = cudnn_baseline(g, io))) {
             cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
             cJSON_AddStringToObject(result, "detail", g->cudnn_why[0] ? g->cudnn_why : "unknown baseline");
             return 1;
@@ -480,7 +511,7 @@ static int gpu_eval(void *state, const cJSON *req, const void *cubin, size_t siz
 
     if ((r = g->cu.cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
         return failed(g, result, "context", r);
-    if (timed_load(g, req, cubin, &t, result, &r)) {
+    if (timed_load(g, req, cubin, &t, io, result, &r)) {
         ruined = r != CUDA_SUCCESS && failed(g, result, t.what, r);
         goto out;
     }
@@ -548,10 +579,11 @@ static int gpu_confirm(void *state, const cJSON *req, const void *payload, size_
         const cJSON *e = cJSON_GetArrayItem(entries, i);
         size_t off = (size_t)num(e, "offset", 0), len = (size_t)num(e, "size", 0);
         const void *cubin = len && off + len <= size ? (const unsigned char *)payload + off : NULL;
-        if (timed_load(g, e, cubin, &t[i], res[i], &r)) {
+        if (timed_load(g, e, cubin, &t[i], io, res[i], &r)) {
             ruined = r != CUDA_SUCCESS && failed(g, res[i], t[i].what, r);
             continue;
         }
+        io->phase(io, "numerics"); /* after a setup, the watchdog again */
         int v = verify_into(g, &t[i], seed, "numerics", res[i]);
         if (v) {
             ruined = v == 3;

@@ -28,6 +28,7 @@ const char *fattn_eval_status_name(int status)
     case FATTN_EVAL_NUMERICS: return "numerics";
     case FATTN_EVAL_FAULT: return "runtime_fault";
     case FATTN_EVAL_TIMEOUT: return "timeout";
+    case FATTN_EVAL_LAUNCH: return "launch_refused";
     default: return "error";
     }
 }
@@ -86,9 +87,10 @@ static int start_worker(gpu_eval *g, char *why, size_t why_size)
     if (fattn_worker_start(g->cfg.worker_exe, &g->worker, why, why_size))
         return FATTN_EFAIL;
     ++g->base.workers_started;
+    fattn_worker_set_setup_timeout(g->worker, g->cfg.setup_timeout_ms);
     /* INIT may take a while on a fresh device (context creation, buffers). */
-    int rc = fattn_worker_call(g->worker, FATTN_MSG_INIT, g->init, g->ref, g->cfg.ref_size,
-                               g->cfg.kernel_timeout_ms + 60000, &reply, call_why, sizeof call_why);
+    int rc = fattn_worker_call(g->worker, FATTN_MSG_INIT, g->init, g->ref, g->cfg.ref_size, g->cfg.setup_timeout_ms,
+                               &reply, call_why, sizeof call_why);
     if (rc) {
         snprintf(why, why_size, "the GPU worker failed to start: %.400s", call_why);
         fattn_worker_stop(&g->worker);
@@ -191,8 +193,9 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
     }
     out->status = !strcmp(s, "numerics") ? FATTN_EVAL_NUMERICS
                   : !strcmp(s, "fault")  ? FATTN_EVAL_FAULT
+                  : !strcmp(s, "launch") ? FATTN_EVAL_LAUNCH
                                          : FATTN_EVAL_ERROR;
-    if (out->status == FATTN_EVAL_FAULT)
+    if (out->status == FATTN_EVAL_FAULT || out->status == FATTN_EVAL_LAUNCH)
         snprintf(out->detail, sizeof out->detail, "%s (%s)", cJSON_IsString(error) ? error->valuestring : "fault",
                  cJSON_IsString(detail) ? detail->valuestring : "");
     else if (out->status == FATTN_EVAL_NUMERICS && !cJSON_IsString(detail))
@@ -272,10 +275,11 @@ static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fa
         read_result(g, reply.json, out);
     else
         call_failed(rc, &reply, why, out);
-    fattn_msg_release(&reply);
-    /* A fault ruins the worker's context: it exits after answering. */
-    if (out->status == FATTN_EVAL_FAULT)
+    /* A fault ruins the worker's context: it exits after answering, and
+     * says so; after any other verdict the same worker goes on. */
+    if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply.json, "worker_exits")))
         fattn_worker_stop(&g->worker);
+    fattn_msg_release(&reply);
     return FATTN_OK;
 }
 
@@ -311,7 +315,6 @@ static int gpu_interleaved(fattn_evaluator *base, const fattn_eval_request *reqs
     free(payload);
     const cJSON *results =
         rc || reply.type != FATTN_MSG_RESULT ? NULL : cJSON_GetObjectItemCaseSensitive(reply.json, "entries");
-    int faulted = 0;
     for (size_t i = 0; i < k; ++i) {
         const cJSON *r = cJSON_GetArrayItem(results, (int)i);
         if (cJSON_IsObject(r))
@@ -320,11 +323,10 @@ static int gpu_interleaved(fattn_evaluator *base, const fattn_eval_request *reqs
             out[i].status = FATTN_EVAL_ERROR, snprintf(out[i].detail, sizeof out[i].detail, "no answer for it");
         else
             call_failed(rc, &reply, why, &out[i]);
-        faulted |= out[i].status == FATTN_EVAL_FAULT;
     }
-    fattn_msg_release(&reply);
-    if (faulted)
+    if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply.json, "worker_exits")))
         fattn_worker_stop(&g->worker);
+    fattn_msg_release(&reply);
     return FATTN_OK;
 }
 
@@ -345,6 +347,8 @@ int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **o
     gpu_eval *g = fattn_xcalloc(1, sizeof *g);
     g->base.ops = &gpu_ops;
     g->cfg = *c;
+    if (g->cfg.setup_timeout_ms <= 0)
+        g->cfg.setup_timeout_ms = 300000;
     g->ref = fattn_xmalloc(c->ref_size);
     memcpy(g->ref, c->ref_cubin, c->ref_size);
     g->cfg.ref_cubin = g->ref;
@@ -411,10 +415,11 @@ static int replay_one(fattn_evaluator *base, const fattn_eval_request *req, fatt
                  e->median_us, e->p10_us, e->p90_us);
         return FATTN_OK;
     }
-    out->status = !strcmp(e->reason, "numerics")        ? FATTN_EVAL_NUMERICS
-                  : !strcmp(e->reason, "runtime_fault") ? FATTN_EVAL_FAULT
-                  : !strcmp(e->reason, "timeout")       ? FATTN_EVAL_TIMEOUT
-                                                        : FATTN_EVAL_ERROR;
+    out->status = !strcmp(e->reason, "numerics")         ? FATTN_EVAL_NUMERICS
+                  : !strcmp(e->reason, "runtime_fault")  ? FATTN_EVAL_FAULT
+                  : !strcmp(e->reason, "timeout")        ? FATTN_EVAL_TIMEOUT
+                  : !strcmp(e->reason, "launch_refused") ? FATTN_EVAL_LAUNCH
+                                                         : FATTN_EVAL_ERROR;
     snprintf(out->detail, sizeof out->detail, "replay: %s%s%s", e->status, *e->reason ? " " : "", e->reason);
     return FATTN_OK;
 }

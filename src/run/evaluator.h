@@ -6,7 +6,8 @@
  *   gpu     runs each candidate in the GPU worker process (worker.h):
  *           numerics against the reference, then timing; a fault, crash,
  *           hang or garbage from the worker becomes the trial's verdict and
- *           a new worker takes over;
+ *           a new worker takes over (a launch the driver refuses leaves the
+ *           context intact: the same worker goes on);
  *   replay  serves measured results from a landscape file (landscape.h), so
  *           the search loop, the store and crash recovery are tested
  *           without a GPU.
@@ -28,6 +29,7 @@ enum fattn_eval_status {
     FATTN_EVAL_NUMERICS, /* ran; output out of tolerance or not finite */
     FATTN_EVAL_FAULT,    /* the kernel faulted or the worker died running it */
     FATTN_EVAL_TIMEOUT,  /* no answer within the watchdog limit */
+    FATTN_EVAL_LAUNCH,   /* the driver refused to launch it as configured (the worker goes on) */
     FATTN_EVAL_ERROR,    /* could not be run (the engine refused, protocol error, not in the landscape) */
 };
 
@@ -55,7 +57,7 @@ typedef struct fattn_eval_result {
     fattn_timing timing;
     double wall_ms;       /* spent on this evaluation */
     char timing_kind[16]; /* "graph" (CUDA graph) or "stream" (launches back to back) */
-    char baseline[128];   /* what the baseline was, e.g. "cuDNN 9.14.0, engine ..." */
+    char baseline[1600];  /* what the baseline was: "cuDNN 9.14.0 (PATH, origin), engine ..." */
 } fattn_eval_result;
 
 void fattn_eval_result_release(fattn_eval_result *r);
@@ -73,6 +75,7 @@ typedef struct fattn_gpu_eval_config {
     int flush_l2;
     double atol, rtol;
     int kernel_timeout_ms; /* watchdog per step */
+    int setup_timeout_ms;  /* limit of a one-time setup (worker start, a baseline's first plan); 0: 5 minutes */
 } fattn_gpu_eval_config;
 
 typedef struct fattn_evaluator fattn_evaluator;
@@ -112,7 +115,7 @@ int fattn_evaluate_interleaved(fattn_evaluator *e, const fattn_eval_request *req
                                fattn_eval_result *out);
 void fattn_evaluator_close(fattn_evaluator **e);
 
-/* "ok", "numerics", "runtime_fault", "timeout", "error". */
+/* "ok", "numerics", "runtime_fault", "timeout", "launch_refused", "error". */
 const char *fattn_eval_status_name(int status);
 
 #endif

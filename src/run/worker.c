@@ -20,7 +20,13 @@ struct fattn_worker {
     pid_t pid;
     int fd;
     int alive;
+    int setup_ms; /* limit of a setup phase; 0: the call's */
 };
+
+void fattn_worker_set_setup_timeout(fattn_worker *w, int ms)
+{
+    w->setup_ms = ms;
+}
 
 const char *fattn_self_exe(void)
 {
@@ -108,9 +114,16 @@ int fattn_worker_call(fattn_worker *w, uint32_t type, const cJSON *json, const v
         reap(w, 0, why, why_size);
         return FATTN_WORKER_DIED;
     }
+    int limit = timeout_ms;
+    char setup[160] = ""; /* what the setup phase in progress does */
     for (;;) {
-        int rc = fattn_wire_recv(w->fd, timeout_ms, reply, wire_why, sizeof wire_why);
+        int rc = fattn_wire_recv(w->fd, limit, reply, wire_why, sizeof wire_why);
         if (rc == FATTN_WIRE_OK && reply->type == FATTN_MSG_PHASE) {
+            const cJSON *what = cJSON_GetObjectItemCaseSensitive(reply->json, "what");
+            const cJSON *phase = cJSON_GetObjectItemCaseSensitive(reply->json, "phase");
+            int is_setup = cJSON_IsString(phase) && !strcmp(phase->valuestring, "setup") && timeout_ms >= 0;
+            snprintf(setup, sizeof setup, "%s", is_setup && cJSON_IsString(what) ? what->valuestring : "");
+            limit = is_setup && w->setup_ms > 0 ? w->setup_ms : timeout_ms;
             fattn_msg_release(reply);
             continue;
         }
@@ -118,7 +131,11 @@ int fattn_worker_call(fattn_worker *w, uint32_t type, const cJSON *json, const v
             return FATTN_WIRE_OK;
         if (rc == FATTN_WIRE_TIMEOUT) {
             reap(w, 1, NULL, 0);
-            snprintf(why, why_size, "no answer from the worker in %.1f s; killed", timeout_ms / 1000.0);
+            if (*setup)
+                snprintf(why, why_size, "no answer from the worker in %.1f s %s (the setup timeout); killed",
+                         limit / 1000.0, setup);
+            else
+                snprintf(why, why_size, "no answer from the worker in %.1f s; killed", limit / 1000.0);
             return FATTN_WORKER_TIMEOUT;
         }
         if (rc == FATTN_WIRE_EOF || rc == FATTN_WIRE_IO) {

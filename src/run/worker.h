@@ -26,12 +26,18 @@ const char *fattn_self_exe(void);
 int fattn_worker_start(const char *exe, fattn_worker **out, char *why, size_t why_size);
 
 /* Sends a request and waits for its answer (READY, RESULT or ERROR); a PHASE
- * message restarts the clock. timeout_ms < 0 waits forever. Returns
+ * message restarts the clock, with timeout_ms, or with the worker's setup
+ * timeout after a setup phase (fattn_worker_set_setup_timeout; a timeout
+ * then names the setup). timeout_ms < 0 waits forever. Returns
  * FATTN_WIRE_OK with *reply, or FATTN_WORKER_TIMEOUT, FATTN_WORKER_DIED or
  * FATTN_WORKER_GARBAGE with why ("killed by SIGSEGV", ...); after those the
  * worker is gone (killed and reaped). */
 int fattn_worker_call(fattn_worker *w, uint32_t type, const cJSON *json, const void *payload, size_t len,
                       int timeout_ms, fattn_msg *reply, char *why, size_t why_size);
+
+/* The limit of a setup phase (a baseline's first plan): ms > 0, or 0 for
+ * the call's own timeout (the default). */
+void fattn_worker_set_setup_timeout(fattn_worker *w, int ms);
 
 /* 1 while the worker process runs. */
 int fattn_worker_alive(const fattn_worker *w);

@@ -21,6 +21,15 @@ static void send_phase(fattn_engine_io *io, const char *name)
     cJSON_Delete(j);
 }
 
+static void send_setup(fattn_engine_io *io, const char *what)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "phase", "setup");
+    cJSON_AddStringToObject(j, "what", what);
+    fattn_wire_send(io->fd, FATTN_MSG_PHASE, j, NULL, 0);
+    cJSON_Delete(j);
+}
+
 static int reply_error(int fd, const char *message)
 {
     cJSON *j = cJSON_CreateObject();
@@ -33,7 +42,7 @@ static int reply_error(int fd, const char *message)
 int fattn_worker_main(int fd)
 {
     const fattn_engine_ops *ops = getenv("FATTN_WORKER_HOOK") ? &fattn_engine_fake : &fattn_engine_gpu;
-    fattn_engine_io io = {.fd = fd, .phase = send_phase};
+    fattn_engine_io io = {.fd = fd, .phase = send_phase, .setup = send_setup};
     void *state = NULL;
     char why[512];
     int status = 0;
@@ -73,6 +82,8 @@ int fattn_worker_main(int fd)
             cJSON *result = cJSON_CreateObject();
             int ruined = m.type == FATTN_MSG_EVAL ? ops->eval(state, m.json, m.payload, m.payload_len, &io, result)
                                                   : ops->confirm(state, m.json, m.payload, m.payload_len, &io, result);
+            if (ruined)
+                cJSON_AddBoolToObject(result, "worker_exits", 1);
             rc = fattn_wire_send(fd, FATTN_MSG_RESULT, result, NULL, 0);
             cJSON_Delete(result);
             if (ruined) {

@@ -218,6 +218,10 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 r.status = "rejected", r.reason = "timeout";
                 ++p->by_reason[FATTN_R_TIMEOUT];
                 break;
+            case FATTN_EVAL_LAUNCH:
+                r.status = "rejected", r.reason = "launch_refused";
+                ++p->by_reason[FATTN_R_LAUNCH_REFUSED];
+                break;
             default: r.status = "error"; ++p->errors;
             }
             long long trial;
