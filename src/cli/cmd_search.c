@@ -282,6 +282,9 @@ int cmd_search(int argc, char **argv, cli_common *c)
         if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store))
             || (rc = fattn_resume_load(store, id, &res)))
             goto out;
+        /* Before any GPU work; the claim itself (reopen) checks again. */
+        if ((rc = fattn_store_study_free(store, id)))
+            goto out;
         int n = 0;
         merged = fattn_xcalloc((size_t)(res.nargs + argc + 1), sizeof *merged);
         merged[n++] = argv[0];

@@ -178,6 +178,9 @@ static const char *const migrations[] = {
      * without either, which the defaults say. */
     "ALTER TABLE trials ADD COLUMN split_kv INTEGER NOT NULL DEFAULT 1;\n"
     "ALTER TABLE trials ADD COLUMN q_regs INTEGER NOT NULL DEFAULT 0;\n",
+    /* v6: the process running a study (util/proc.h's tag, NULL when none),
+     * so that two searches never run one study at once. */
+    "ALTER TABLE studies ADD COLUMN runner TEXT;\n",
 };
 
 int fattn_schema_latest(void)

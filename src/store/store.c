@@ -17,6 +17,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/misc.h"
+#include "util/proc.h"
 #include "util/strbuf.h"
 
 struct fattn_store {
@@ -350,11 +351,12 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     static const char sql[] =
         "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
         "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
-        "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method, args_json) "
+        "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method, args_json, "
+        "runner) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23, ?24, ?25, ?26)";
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
     sqlite3_stmt *st;
-    char now[32], cjson[32];
+    char now[32], cjson[32], runner[320];
     if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
@@ -388,6 +390,7 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     fattn_store_bind_text(st, 24, r->evaluator);
     fattn_store_bind_text(st, 25, r->timing_method);
     fattn_store_bind_text(st, 26, r->args_json);
+    fattn_store_bind_text(st, 27, fattn_process_tag(0, runner, sizeof runner) ? NULL : runner);
     if (fattn_store_step_done(s, st, "cannot record the study"))
         return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(s->db);
@@ -404,25 +407,68 @@ int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
     return fattn_store_step_done(s, st, "cannot update the study");
 }
 
+int fattn_store_study_free(fattn_store *s, long long id)
+{
+    sqlite3_stmt *st;
+    char who[400] = "";
+    if (fattn_store_prepare(s, "SELECT runner FROM studies WHERE id = ?1 AND runner IS NOT NULL", &st))
+        return FATTN_EFAIL;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *tag = (const char *)sqlite3_column_text(st, 0);
+        char self[320];
+        int alive = fattn_process_tag_alive(tag);
+        if (alive && !(fattn_process_tag(0, self, sizeof self) == 0 && !strcmp(self, tag))) {
+            /* HOST:PID:START */
+            const char *a = strrchr(tag, ':'), *b = a;
+            while (b > tag && b[-1] != ':')
+                --b;
+            snprintf(who, sizeof who, "process %.*s on %.*s%s", (int)(a - b), b, (int)(b > tag ? b - tag - 1 : 0), tag,
+                     alive == 2 ? " (another host: whether it still runs cannot be told from here)" : "");
+        }
+    }
+    sqlite3_finalize(st);
+    if (*who)
+        return fattn_error(FATTN_EFAIL,
+                           "--resume %lld: study %lld is being searched by %s; wait for it to end or stop it, then "
+                           "resume",
+                           id, id, who);
+    return FATTN_OK;
+}
+
 int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json)
 {
     sqlite3_stmt *st;
+    char runner[320];
+    if (fattn_store_begin(s))
+        return FATTN_EFAIL;
+    if (fattn_store_study_free(s, id)) {
+        fattn_store_rollback(s);
+        return FATTN_EFAIL;
+    }
     if (fattn_store_prepare(
             s,
-            "UPDATE studies SET status = 'running', finished_at = NULL, runs = runs + 1, args_json = ?1 "
-            "WHERE id = ?2",
-            &st))
+            "UPDATE studies SET status = 'running', finished_at = NULL, runs = runs + 1, args_json = ?1, "
+            "runner = ?3 WHERE id = ?2",
+            &st)) {
+        fattn_store_rollback(s);
         return FATTN_EFAIL;
+    }
     fattn_store_bind_text(st, 1, args_json);
     sqlite3_bind_int64(st, 2, id);
-    return fattn_store_step_done(s, st, "cannot reopen the study");
+    fattn_store_bind_text(st, 3, fattn_process_tag(0, runner, sizeof runner) ? NULL : runner);
+    if (fattn_store_step_done(s, st, "cannot reopen the study")) {
+        fattn_store_rollback(s);
+        return FATTN_EFAIL;
+    }
+    return fattn_store_commit(s);
 }
 
 int fattn_store_study_end(fattn_store *s, long long id, const char *status)
 {
     sqlite3_stmt *st;
     char now[32];
-    if (fattn_store_prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3", &st))
+    if (fattn_store_prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2, runner = NULL WHERE id = ?3", &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
     fattn_store_bind_text(st, 1, status);

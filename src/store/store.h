@@ -94,11 +94,20 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
 /* A study's search time so far (call inside the transaction of a trial). */
 int fattn_store_study_time(fattn_store *s, long long id, double search_ms);
 
-/* Reopens a study for another run (--resume): status 'running', one more
- * run, and its arguments replaced by `args_json`. */
+/* FATTN_OK when no other process holds study `id` (its runner: none, or
+ * one that no longer runs, killed -9 say); else FATTN_EFAIL with one line
+ * naming the process (a runner on another host counts as holding it, since
+ * whether it runs cannot be told). */
+int fattn_store_study_free(fattn_store *s, long long id);
+
+/* Claims a study for another run (--resume), in one transaction: refused
+ * (FATTN_EFAIL, one line) while another live process holds it; else status
+ * 'running', this process its runner, one more run, and its arguments
+ * replaced by `args_json`. */
 int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json);
 
-/* Sets a study's status ('done', 'interrupted', 'failed') and end time. */
+/* Sets a study's status ('done', 'interrupted', 'failed') and end time; it
+ * has no runner any more. */
 int fattn_store_study_end(fattn_store *s, long long id, const char *status);
 
 typedef struct fattn_trial_rec {

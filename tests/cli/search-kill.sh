@@ -3,7 +3,8 @@
 # trial: replaying a landscape (no GPU), the search is killed after a few
 # trials; the database passes integrity_check, the study reads back, every
 # stored trial is whole (a measured one has its samples); `search --resume`
-# then finishes the study with every configuration tried exactly once, the
+# then finishes the study (the killed search's claim on it is stale, so it
+# does not stand in the way) with every configuration tried exactly once, the
 # trials from before untouched, the same set a fresh search tries.
 #
 #   search-kill.sh TOOL SOURCE_ROOT
@@ -70,6 +71,7 @@ cmp -s before.csv after.csv || fail "trials committed before kill -9 changed aft
 a=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHERE study_id = 1 ORDER BY 1)")
 b=$(sql "SELECT group_concat(config_key) FROM (SELECT config_key FROM trials WHERE study_id = 2 ORDER BY 1)")
 [ "$a" = "$b" ] || fail "the resumed study and a fresh one differ in the configurations tried"
+# While it runs, a second `search --resume` of its study is refused.
 # Ctrl-C (SIGINT to the whole process group, worker included): the trial in
 # flight finishes, the worker does not die of it (no runtime_fault), and the
 # message says how to go on.
@@ -78,6 +80,17 @@ setsid "$tool" "${args[@]}" --db int.db >int.out 2>int.err &
 pid=$!
 wait_runs int.db
 [ "$(isql "SELECT status FROM studies WHERE id = 1")" = running ] || fail "the search ended before Ctrl-C"
+# A second search may not go on with the study the first is running: one
+# line naming the process, exit 1, nothing of the study changed.
+isql "SELECT runs, status, (SELECT count(*) FROM trials) FROM studies WHERE id = 1" >held-before.csv
+rc=0
+"$tool" search --resume 1 --db int.db >held.out 2>held.err || rc=$?
+[ "$rc" = 1 ] || { cat held.out held.err >&2; fail "a concurrent --resume: exit $rc, expected 1"; }
+[ "$(wc -l <held.err)" = 1 ] && grep -q "^fattn-tune: --resume 1: study 1 is being searched by process $pid on " held.err ||
+    { cat held.err >&2; fail "a concurrent --resume: not the one line naming the search"; }
+isql "SELECT runs, status FROM studies WHERE id = 1" >held-after.csv
+[ "$(cut -d, -f1,2 held-before.csv)" = "$(cat held-after.csv)" ] || fail "a refused --resume changed the study"
+echo "ok: a second search --resume of a running study is refused: $(cat held.err)"
 kill -INT -- -"$pid"
 rc=0
 wait "$pid" || rc=$?
