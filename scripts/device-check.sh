@@ -3,38 +3,55 @@
 # Build here first (scripts/device-build.sh), then through the device tool,
 # from the repository root with the build folder carried:
 #
-#   run(command="scripts/device-check.sh env tests small", carry=["build-device"])
+#   run(command="scripts/device-check.sh first", carry=["build-device"])
+#   run(command="scripts/device-check.sh env tests", carry=["build-device"])
+#   run(command="scripts/device-check.sh small", carry=["build-device"])
+#   run(command="scripts/device-check.sh small-causal", carry=["build-device"])
 #   run(command="scripts/device-check.sh large", carry=["build-device"])
 #   run(command="scripts/device-check.sh large-causal numerics", carry=["build-device"])
-#   run(command="scripts/device-check.sh sanitizer compare", carry=["build-device"])
+#   run(command="scripts/device-check.sh sanitizer", carry=["build-device"])
+#   run(command="scripts/device-check.sh sanitizer-large compare", carry=["build-device"])
 #   run(command="scripts/device-check.sh tune", carry=["build-device"])
 #   run(command="FATTN_SPEED_SHAPES='1,8,512,64 2,8,512,64 4,8,512,64' FATTN_SPEED_CAUSAL=0 scripts/device-check.sh speed",
 #       carry=["build-device"])
 #
-# Stages (each well inside one 10-minute command; all together about 25
-# device-minutes on an H100):
+# Stages (each estimated, from its own work counts, at under 8 minutes on an
+# H100; the estimate is printed before a stage runs and beside its wall time
+# after, in the report too):
+#   first         the first questions on a new GPU, in order, stopping at the
+#                 first failure with its log: driver and device found, the
+#                 reference kernel vs CPU fp64, the default configuration
+#                 through the worker, one SPLIT_KV cluster configuration, its
+#                 timing through a CUDA graph, the cuDNN baseline, and
+#                 compute-sanitizer memcheck on one configuration (under 5
+#                 minutes)
 #   env           GPU, driver, toolkit, cuDNN and PyTorch versions
 #   tests         the GPU test programs (reference vs fp64 CPU, fill vs host,
 #                 the engine across S in {500,512,1000,2048}, D in {64,128},
-#                 causal and not, cuDNN), then the seeds' 2-byte pad forced
-#                 past the gates: runtime_fault, and the search goes on
-#   small         exhaustive searches of the default space on 2,8,512,64,
-#                 non-causal and causal; kill -9 of a search mid-run, then
-#                 search --resume for 10 more trials
+#                 causal and not, cuDNN; a test that skips (77) is reported
+#                 as skipped with its reason), then the seeds' 2-byte pad
+#                 forced past the gates: runtime_fault, and the search goes on
+#   small         exhaustive search of the default space on 2,8,512,64,
+#                 non-causal; kill -9 of a search mid-run, then search
+#                 --resume for 10 more trials
+#   small-causal  the same search, causal
 #   large         exhaustive search on 4,16,2048,128, non-causal
 #   large-causal  the same, causal
 #   numerics      each study's best config on S in {500,512,1000,2048}
-#   sanitizer     compute-sanitizer memcheck and racecheck on each study's
-#                 best three configs
-#   compare       scripts/compare_sdpa.py: each study's best config beside
-#                 PyTorch SDPA's flash, efficient and cuDNN backends
+#   sanitizer     compute-sanitizer memcheck and racecheck on the best three
+#                 configs of the two S=512 studies
+#   sanitizer-large  the same for the two S=2048 studies
+#   compare       scripts/compare_sdpa.py: each study's best config, confirmed
+#                 (confirm --n 100), beside PyTorch SDPA's flash, efficient
+#                 and cuDNN backends
 #   tune          the user's loop on 2,8,512,64: search --budget 6m (the
 #                 default strategy), confirm --n 100 --baseline cudnn, the
 #                 HTML report (into $OUT) and the exported header; about
 #                 7 device-minutes ($FATTN_TUNE_BUDGET changes the budget)
 #   speed         issue 5's acceptance run, per shape of $FATTN_SPEED_SHAPES
-#                 (default: the six seed shapes) and causality of
-#                 $FATTN_SPEED_CAUSAL (default "0 1"): search of
+#                 (default: 1,8,512,64 2,8,512,64 4,8,512,64, one command's
+#                 worth; the other seed shapes in later commands) and
+#                 causality of $FATTN_SPEED_CAUSAL (default 0): search of
 #                 search/space-h100.json (extension tunables included) for
 #                 $FATTN_SPEED_BUDGET (default 40s) with --smem-limit max,
 #                 confirm --n 100 (cuDNN for non-causal shapes), the confirmed
@@ -42,10 +59,9 @@
 #                 flash, efficient and cuDNN, compute-sanitizer memcheck and
 #                 racecheck on it; then scripts/speed_table.py's verdicts
 #                 against the issue's targets (also $OUT/speed.md, and
-#                 $OUT/speed.jsonl to concatenate over several calls).
-#                 Estimated, not yet measured: 1.5 device-minutes per S=512
-#                 shape and causality, so three of them per command
-#   all           every stage in order (longer than one device command)
+#                 $OUT/speed.jsonl to concatenate over several calls)
+#   all           every stage but speed, in order (longer than one device
+#                 command)
 #
 # Each stage appends its section to $OUT/report.md and its commands' output
 # to $OUT/check.log; searches leave their landscapes in $OUT (commit them
@@ -55,6 +71,8 @@
 # into docs/device-check.md. Exit status: 0 when every check of the stages
 # run holds, 1 otherwise.
 #
+# FATTN_CHECK_ESTIMATE=1 prints each named stage's estimate ("STAGE SECONDS
+# WHAT") and runs nothing.
 # Without a GPU, FATTN_WORKER_HOOK=fake runs the same plumbing on the fake
 # engine (the GPU test programs, sanitizer and compare then skip);
 # FATTN_CHECK_FILTER=EXPR narrows the searched space, FATTN_BUILD=DIR names
@@ -121,9 +139,80 @@ key_filter() { # bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1[-kv2][-qr1] -> NAME=VALUE,..
 }
 causal_flag() { [ "$1" = 1 ] && echo --causal; }
 
+# ---- Device-time estimates, from each stage's own work counts ----
+# The constants are the H100's as far as known (docs/FACTS of shared/context
+# and the seeds; a first device session replaces them with its own
+# timings): NVRTC compiles 0.2-0.55 s per configuration per core; a GPU
+# trial costs about 0.08 s besides its launches (module load, the numerics
+# check with the reference kernel and the copy back, graph capture); a
+# middling configuration runs at 150 TFLOP/s, the fp32 reference at 5.
+# A dry run (fake engine) estimates for the H100's 16 cores.
+cores=$(nproc 2>/dev/null || echo 16)
+[ -n "${FATTN_WORKER_HOOK:-}" ] && cores=16
+est_compile_s=0.45 est_trial_s=0.08 est_tflops=150 est_ref_tflops=5 est_sanitize_s=25 est_bench_s=3
+# survivors SHAPE CAUSAL SPACE: the configurations the static gates pass.
+survivors() {
+    "$tool" -q gates --arch "$arch" --shape "$1" $(causal_flag "$2") --space "$3" ${filter:+--filter "$filter"} \
+        --format csv 2>/dev/null | awk -F, '$1 == "survivors" { print $2 }'
+}
+# flops SHAPE CAUSAL
+flops() { IFS=, read -r B H S D <<<"$1"; awk -v b="$B" -v h="$H" -v s="$S" -v d="$D" -v c="$2" 'BEGIN { print 4 * b * h * s * s * d * (c == 1 ? 0.5 : 1) }'; }
+# est_search SHAPE CAUSAL SPACE TRIALS: seconds for TRIALS trials (default:
+# every survivor) of SHAPE with its timing options.
+est_search() {
+    local n=${4:-} f launches
+    [ -n "$n" ] || n=$(survivors "$1" "$2" "$3")
+    f=$(flops "$1" "$2")
+    case $1 in 4,16,2048,128) launches=60 ;; *) launches=400 ;; esac
+    awk -v n="${n:-0}" -v f="$f" -v l="$launches" -v cores="$cores" -v c="$est_compile_s" -v t="$est_trial_s" \
+        -v tf="$est_tflops" -v rf="$est_ref_tflops" \
+        'BEGIN { printf "%.0f", n * (c / cores + t + l * f / (tf * 1e12) + f / (rf * 1e12)) }'
+}
+# estimate STAGE: "SECONDS WHAT" for the stage, from its work counts.
+estimate() {
+    local s n a
+    case $1 in
+    first) echo "$((5 * est_bench_s + est_sanitize_s + 30)) 2 GPU test programs, 5 bench runs, a sanitizer run" ;;
+    env) echo "15 version queries" ;;
+    tests) echo "150 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
+    small | small-causal)
+        a=$([ "$1" = small ] && echo 0 || echo 1)
+        n=$(survivors 2,8,512,64 "$a" "$space")
+        s=$(est_search 2,8,512,64 "$a" "$space" "$n")
+        [ "$1" = small ] && s=$((s + 60))
+        echo "$s $n survivors at ${est_compile_s} s a compile over $cores cores and ${est_trial_s} s + their launches a trial$([ "$1" = small ] && echo ', kill -9 and --resume 60 s')" ;;
+    large | large-causal)
+        a=$([ "$1" = large ] && echo 0 || echo 1)
+        n=$(survivors 4,16,2048,128 "$a" "$space")
+        echo "$(est_search 4,16,2048,128 "$a" "$space" "$n") $n survivors at ${est_compile_s} s a compile over $cores cores, ${est_trial_s} s + launches + the reference a trial" ;;
+    numerics) echo "$((${#studies[@]} * 4 * est_bench_s)) $((${#studies[@]} * 4)) bench runs" ;;
+    sanitizer | sanitizer-large) echo "$((2 * 3 * 2 * est_sanitize_s)) 12 compute-sanitizer runs of ${est_sanitize_s} s" ;;
+    compare) echo "$((${#studies[@]} * (2 * est_bench_s + 10 + 30))) ${#studies[@]} configurations: a search of one, confirm --n 100, compare_sdpa.py" ;;
+    tune) echo "$(($(fattn_duration_s "${FATTN_TUNE_BUDGET:-6m}") + 40)) the search budget, confirm --n 100, report, export" ;;
+    speed)
+        s=0 n=0
+        for _ in ${FATTN_SPEED_SHAPES:-$default_speed_shapes}; do
+            for _ in ${FATTN_SPEED_CAUSAL:-0}; do
+                s=$((s + $(fattn_duration_s "${FATTN_SPEED_BUDGET:-40s}") + 10 + 30 + 2 * est_sanitize_s))
+                n=$((n + 1))
+            done
+        done
+        echo "$s $n shape and causality pairs: the search budget, confirm, compare_sdpa.py, 2 sanitizer runs each" ;;
+    all) echo "0 the sum of the stages" ;;
+    esac
+}
+# fattn_duration_s 6m -> 360 (s, m, h; plain seconds)
+fattn_duration_s() {
+    case $1 in *h) echo $((${1%h} * 3600)) ;; *m) echo $((${1%m} * 60)) ;; *s) echo "${1%s}" ;; *) echo "$1" ;; esac
+}
+
 # The studies the acceptance names: shape, causal, timing options. The large
 # shape runs ~1 ms per launch, so it is timed with fewer launches per sample.
 studies=("2,8,512,64 0" "2,8,512,64 1" "4,16,2048,128 0" "4,16,2048,128 1")
+# One device command's worth (under 8 minutes); the other seed shapes go in
+# later commands: FATTN_SPEED_SHAPES='4,16,512,64 8,16,512,64', '4,16,2048,128',
+# and FATTN_SPEED_CAUSAL=1 for each group.
+default_speed_shapes="1,8,512,64 2,8,512,64 4,8,512,64"
 timing_for() { case $1 in 4,16,2048,128) echo "--reps 5 --samples 10 --warmup 2" ;; *) echo "--samples 15" ;; esac; }
 
 # The landscape of a study: from this machine's database, else the
@@ -147,6 +236,75 @@ best_of() { # LANDSCAPE N: the N fastest measured keys
     grep -v '^#' "$1" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | head -"$2" | cut -d, -f1
 }
 
+# The first questions on a new GPU, in order; the first failure stops the
+# stage with its log (the command's output) in the report.
+first_step() { # NAME CMD...: runs it; on failure reports it with its log and returns 1
+    local name=$1 t0 rc out=$OUT/first.tmp
+    shift
+    t0=$(date +%s)
+    note "\$ $*"
+    "$@" >"$out" 2>&1
+    rc=$?
+    cat "$out" >>"$log"
+    if [ $rc = 77 ] && [ -n "${FATTN_WORKER_HOOK:-}" ]; then
+        say "| $name | skipped: $(grep '^SKIP: ' "$out" | tail -1 | cut -c7- | tr '|' '/') | $(($(date +%s) - t0)) |"
+        return 0
+    fi
+    if [ $rc != 0 ]; then
+        say "| $name | **FAIL** (exit $rc) | $(($(date +%s) - t0)) |"
+        say ""
+        say "Log of \`$*\`:"
+        say ""
+        say '```'
+        tail -40 "$out" >>"$report"
+        say '```'
+        bad "first: $name (exit $rc); the stage stops here"
+        return 1
+    fi
+    say "| $name | ok | $(($(date +%s) - t0)) |"
+}
+
+# bench_ok WANT KEY BENCH-OPTION...: bench KEY (json); every entry ok, and
+# the output holds WANT (a fixed string) when WANT is not empty.
+# shellcheck disable=SC2317 # called through first_step's "$@"
+bench_ok() {
+    local want=$1 key=$2 json n w
+    shift 2
+    json=$("$tool" bench "$key" --arch "$arch" --format json --db "$work/device-first.db" "$@") || return $?
+    printf '%s\n' "$json"
+    n=$(grep -c '"status": "ok"' <<<"$json")
+    w=$(grep -c '"status"' <<<"$json")
+    [ "$w" -gt 0 ] && [ "$n" = "$w" ] || { echo "$((w - n)) of $w entries not ok"; return 1; }
+    [ -z "$want" ] || grep -qF "$want" <<<"$json" || { echo "no '$want' in the output"; return 1; }
+}
+
+stage_first() {
+    local key=bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1
+    say "## First contact: the first questions, in order"
+    say ""
+    say "| step | result | seconds |"
+    say "|---|---|---|"
+    rm -f "$work/device-first.db"*
+    first_step "driver and device found" "$build/tests/test_gpu" &&
+        first_step "reference kernel vs CPU fp64" "$build/tests/test_gpu_reference" &&
+        first_step "default configuration through the worker (2,8,512,64)" \
+            bench_ok "" "$key" --shape 2,8,512,64 --samples 10 &&
+        first_step "the same, causal, with tails (1,2,130,64)" \
+            bench_ok "" "$key" --shape 1,2,130,64 --causal --samples 10 &&
+        first_step "a SPLIT_KV cluster configuration (kv2, 2,8,512,64)" \
+            bench_ok "" "$key-kv2" --shape 2,8,512,64 --samples 10 &&
+        first_step "timing through a CUDA graph" bench_ok '"timing": "graph"' "$key" --shape 2,8,512,64 --samples 10 &&
+        first_step "cuDNN baseline (2,8,512,64)" bench_ok "" "$key" --shape 2,8,512,64 --samples 10 --baseline cudnn &&
+        { if [ -n "${FATTN_WORKER_HOOK:-}" ] || ! command -v compute-sanitizer >/dev/null; then
+            say "| compute-sanitizer memcheck | skipped: no compute-sanitizer or no GPU (fake engine) | 0 |"
+        else
+            first_step "compute-sanitizer memcheck ($key, 1,2,130,64)" sanitize memcheck "$key" 1,2,130,64 0
+        fi; } &&
+        { say ""; ok "first: every step held"; }
+    say ""
+    rm -f "$OUT/first.tmp" "$OUT/first.json"
+}
+
 stage_env() {
     say "## Environment"
     say ""
@@ -156,7 +314,7 @@ stage_env() {
         nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
         echo "fattn-tune: $("$tool" --version 2>&1)"
         echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
-        echo "cudnn: $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.9* 2>/dev/null | tail -1)"
+        echo "cudnn (as the worker finds it): $("$build/tests/test_cudnn" 2>&1 | sed -n 's/^found: //p; s/^SKIP: //p' | head -1)"
         python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1
         echo "compute-sanitizer: $(compute-sanitizer --version 2>/dev/null | tail -1)"
         "$build/tests/test_gpu" 2>&1 | tail -3
@@ -176,8 +334,9 @@ stage_tests() {
         # shellcheck disable=SC2086
         run "$build/tests/"$t
         rc=$?
-        if [ $rc = 77 ] && [ -n "${FATTN_WORKER_HOOK:-}" ]; then
-            say "| ${t%% *} | 77: skipped, no GPU (dry run) | $(($(date +%s) - t0)) |"
+        if [ $rc = 77 ]; then
+            # A skip is a skip, with its reason (the test's last SKIP line).
+            say "| ${t%% *} | 77: skipped: $(grep '^SKIP: ' "$log" | tail -1 | cut -c7- | tr '|' '/') | $(($(date +%s) - t0)) |"
             continue
         fi
         say "| ${t%% *} | $rc | $(($(date +%s) - t0)) |"
@@ -352,8 +511,8 @@ sanitize() {
     return 1
 }
 
-stage_sanitizer() {
-    say "## compute-sanitizer on the best three of each study"
+stage_sanitizer() { # STUDY... ("SHAPE CAUSAL")
+    say "## compute-sanitizer on the best three of each study: $(printf '%s; ' "$@" | sed 's/ 0;/ non-causal;/g; s/ 1;/ causal;/g; s/; $//')"
     say ""
     if ! command -v compute-sanitizer >/dev/null || [ -n "${FATTN_WORKER_HOOK:-}" ]; then
         say "skipped: no compute-sanitizer or no GPU (fake engine)"
@@ -366,7 +525,7 @@ stage_sanitizer() {
     say "| study | config | dynamic smem B | memcheck | racecheck |"
     say "|---|---|---|---|---|"
     local st shape causal land key S D smem tool_ res row
-    for st in "${studies[@]}"; do
+    for st in "$@"; do
         read -r shape causal <<<"$st"
         land=$(landscape_of "$shape" "$causal")
         [ -n "$land" ] || { bad "no landscape for $shape causal=$causal"; continue; }
@@ -439,6 +598,9 @@ stage_compare() {
         run "$tool" search --strategy exhaustive --arch "$arch" --shape "$shape" $(causal_flag "$causal") --space "$space" --filter "$(key_filter "$key")" \
             --db "$cdb" -q || { bad "search of $key on $shape"; continue; }
         id=$(sql "$cdb" "SELECT max(id) FROM studies")
+        # The reference compare_sdpa.py checks itself against: a confirmation
+        # (interleaved samples on fresh inputs), not the search's median.
+        confirm_report "$cdb" "$id" "$OUT/compare-confirm-$tag.txt" || { bad "confirm of $key on $shape"; continue; }
         compare_study "$cdb" "$id" "$tag" "$key ($shape causal=$causal)" --samples-csv "$OUT/compare-samples.csv"
     done
     say ""
@@ -521,8 +683,8 @@ stage_speed() {
     local sdb=$work/device-speed.db shape causal
     say "## Speed (issue 5): tuned space, confirm, compare with PyTorch SDPA"
     say ""
-    for shape in ${FATTN_SPEED_SHAPES:-1,8,512,64 2,8,512,64 4,8,512,64 4,16,512,64 8,16,512,64 4,16,2048,128}; do
-        for causal in ${FATTN_SPEED_CAUSAL:-0 1}; do
+    for shape in ${FATTN_SPEED_SHAPES:-$default_speed_shapes}; do
+        for causal in ${FATTN_SPEED_CAUSAL:-0}; do
             speed_one "$shape" "$causal" "$sdb"
         done
     done
@@ -539,27 +701,63 @@ stage() {
     case $1 in
     env) stage_env ;;
     tests) stage_tests ;;
-    small) search_one 2,8,512,64 0; search_one 2,8,512,64 1; kill_check ;;
+    first) stage_first ;;
+    small) search_one 2,8,512,64 0; kill_check ;;
+    small-causal) search_one 2,8,512,64 1 ;;
     large) search_one 4,16,2048,128 0 ;;
     large-causal) search_one 4,16,2048,128 1 ;;
     numerics) stage_numerics ;;
-    sanitizer) stage_sanitizer ;;
+    sanitizer) stage_sanitizer "${studies[0]}" "${studies[1]}" ;;
+    sanitizer-large) stage_sanitizer "${studies[2]}" "${studies[3]}" ;;
     compare) stage_compare ;;
     tune) stage_tune ;;
     speed) stage_speed ;;
-    all) for s in env tests small large large-causal numerics sanitizer compare tune; do stage $s; done ;;
-    *) echo "device-check.sh: unknown stage '$1' (env, tests, small, large, large-causal, numerics, sanitizer, compare, tune, speed, all)" >&2; exit 2 ;;
+    all) for s in $all_stages; do run_stage "$s"; done ;;
+    *) echo "device-check.sh: unknown stage '$1' ($stage_names)" >&2; exit 2 ;;
     esac
+}
+all_stages="first env tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
+stage_names="${all_stages// /, }, speed, all"
+
+# run_stage STAGE: its estimate first (stderr and the report), then the
+# stage, then its wall time beside the estimate.
+run_stage() {
+    local s=$1 est what t0 took
+    read -r est what <<<"$(estimate "$s")"
+    if [ "$s" != all ]; then
+        echo "device-check.sh: stage $s: estimated $est s on this machine ($what)" >&2
+        say "_Stage $s: estimated $est s ($what)._"
+        say ""
+    fi
+    t0=$(date +%s)
+    stage "$s"
+    took=$(($(date +%s) - t0))
+    if [ "$s" != all ]; then
+        echo "device-check.sh: stage $s done in $took s (estimated $est s)" >&2
+        say "_Stage $s: $took s wall (estimated $est s)._"
+        say ""
+    fi
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^# shellcheck/p' "$0" | sed '$d'; exit 2; }
 for s in "$@"; do
-    case $s in env | tests | small | large | large-causal | numerics | sanitizer | compare | tune | speed | all) ;; *) stage "$s" ;; esac
+    case " $all_stages speed all " in *" $s "*) ;; *) stage "$s" ;; esac
 done
+# --estimate: print each named stage's estimate and stop (no GPU work).
+if [ "${FATTN_CHECK_ESTIMATE:-0}" = 1 ]; then
+    named=()
+    for s in "$@"; do
+        # shellcheck disable=SC2206 # all is the list of stages, split on purpose
+        if [ "$s" = all ]; then named+=($all_stages); else named+=("$s"); fi
+    done
+    for s in "${named[@]}"; do
+        read -r est what <<<"$(estimate "$s")"
+        echo "$s $est $what"
+    done
+    exit 0
+fi
 for s in "$@"; do
-    t0=$(date +%s)
-    stage "$s"
-    echo "device-check.sh: stage $s done in $(($(date +%s) - t0)) s" >&2
+    run_stage "$s"
 done
 rm -f "$OUT"/landscape-*.tmp
 if [ $failed = 0 ]; then

@@ -139,10 +139,12 @@ static int this_machine(void)
 
 int main(void)
 {
-    if (!getenv("FATTN_MOCK_CUDNN") || !getenv("FATTN_MOCK_CUDNN_OLD"))
-        return T_HARNESS;
-    T_RUN(places);
-    T_RUN(versions);
+    /* The mock libraries (meson sets these) for the lookup's own cases; on
+     * the device, run alone, only this machine's cuDNN is checked. */
+    if (getenv("FATTN_MOCK_CUDNN") && getenv("FATTN_MOCK_CUDNN_OLD")) {
+        T_RUN(places);
+        T_RUN(versions);
+    }
     int skip = this_machine();
     return t_failures || !skip ? t_exit() : skip;
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# device-dry.sh - scripts/device-check.sh without a GPU: its stages env,
-# tests and small run on the fake engine (FATTN_WORKER_HOOK=fake) over a
-# narrowed space, and its report must hold what the acceptance run reports:
+# device-dry.sh - scripts/device-check.sh without a GPU: its stages first,
+# env, tests, small, small-causal, tune and speed run on the fake engine
+# (FATTN_WORKER_HOOK=fake) over a narrowed space, each with its time
+# estimate printed before it runs, and every stage's estimate for the H100
+# (the whole space) is at most 8 minutes (the first stage's 5). The report
+# must hold what the acceptance run reports:
 # the 2-byte pad recorded as runtime_fault with the search going on, every
 # configuration of each search measured or rejected, a landscape per search
 # that the replay evaluator reads, a kill -9 that loses nothing, and the
@@ -19,9 +22,39 @@ fail() { echo "FAIL: $*" >&2; cat "$work/out/report.md" >&2 2>/dev/null; exit 1;
 
 export FATTN_WORKER_HOOK=fake FATTN_BUILD=$build FATTN_CHECK_WORK=$work/db OUT=$work/out
 export FATTN_CHECK_FILTER=BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,STAGES=2,CP_ASYNC=1,SWIZZLE=1,UNROLL=1
-FATTN_TUNE_BUDGET=20s "$src/scripts/device-check.sh" env tests small tune 2>"$work/stderr" ||
+# Every stage's estimate for the H100, over the whole default space: a
+# device command is 10 minutes at most, a stage 8 (the first one 5).
+FATTN_CHECK_FILTER='' FATTN_CHECK_ESTIMATE=1 "$src/scripts/device-check.sh" all speed >"$work/estimates" ||
+    fail "estimates"
+cat "$work/estimates"
+[ "$(wc -l <"$work/estimates")" = 13 ] || fail "not every stage has an estimate"
+awk '$2 !~ /^[0-9]+$/ || $2 <= 0 || $2 > 480 || ($1 == "first" && $2 > 300) { bad = 1; print "over the limit: " $0 }
+     END { exit bad }' "$work/estimates" || fail "a stage estimated over its limit"
+FATTN_TUNE_BUDGET=20s "$src/scripts/device-check.sh" first env tests small small-causal tune 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
 r=$work/out/report.md
+for s in first env tests small small-causal tune; do
+    grep -q "^device-check.sh: stage $s: estimated [0-9]* s on this machine (" "$work/stderr" ||
+        fail "no estimate printed before stage $s"
+    grep -q "^_Stage $s: [0-9]* s wall (estimated [0-9]* s)._" "$r" || fail "no wall time beside the estimate of $s"
+done
+# The first questions, in order, each answered (GPU-only ones skipped here).
+grep -q "^| default configuration through the worker (2,8,512,64) | ok |" "$r" || fail "first: default config"
+grep -q "^| a SPLIT_KV cluster configuration (kv2, 2,8,512,64) | ok |" "$r" || fail "first: cluster config"
+grep -q "^| timing through a CUDA graph | ok |" "$r" || fail "first: graph timing"
+grep -q "^| cuDNN baseline (2,8,512,64) | ok |" "$r" || fail "first: cuDNN"
+grep -q "^| driver and device found | skipped: " "$r" || fail "first: a GPU test's skip not reported as a skip"
+grep -q "^- ok: first: every step held" "$r" || fail "first: verdict"
+# The first failure stops the stage, its log in the report.
+if FATTN_WORKER_HOOK=fake,fault=kv2 OUT=$work/out-fault "$src/scripts/device-check.sh" first 2>"$work/stderr-fault"; then
+    fail "first: a faulting cluster configuration passed"
+fi
+rf=$work/out-fault/report.md
+grep -q "^| a SPLIT_KV cluster configuration (kv2, 2,8,512,64) | \*\*FAIL\*\* (exit 1) |" "$rf" || fail "first: no FAIL row"
+grep -q "CUDA_ERROR_ILLEGAL_ADDRESS" "$rf" || fail "first: the failing step's log is not in the report"
+if grep -q "^| timing through a CUDA graph |" "$rf"; then fail "first: went on after a failure"; fi
+# A skip in the tests stage is reported as one, with its reason.
+grep -q "^| test_gpu_engine | 77: skipped: " "$r" || fail "tests: a skip not reported as a skip"
 grep -q "^- ok: both 2-byte-pad configurations recorded as runtime_fault" "$r" || fail "pad fault"
 [ "$(grep -c '^- ok: all [0-9]* configurations measured (ok) or rejected with a reason' "$r")" = 2 ] || fail "searches"
 grep -q "^- ok: killed after [0-9]* trials had run" "$r" || fail "kill -9"
@@ -30,7 +63,7 @@ grep -q "^- ok: confirm stored 100 samples of the best configuration and 100 of 
 grep -q "^baseline: cudnn, fake cuDNN" "$r" || fail "confirm output in the report"
 grep -q "^- ok: the exported header carries the confirmation" "$r" || fail "confirmed header"
 grep -q "<svg id=\"plot-confirm\"" "$work/out/report-2-8-512-64.html" || fail "HTML report"
-grep -q "^\*\*Stages env tests small tune: every check held.\*\*" "$r" || fail "verdict"
+grep -q "^\*\*Stages first env tests small small-causal tune: every check held.\*\*" "$r" || fail "verdict"
 for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
     [ -f "$land" ] || fail "no landscape $tag"
@@ -48,7 +81,7 @@ done
 # Without the fake engine and without a GPU the script says so and fails.
 # Issue 5's stage: the tuned space (extension tunables included) searched,
 # confirmed and (on a GPU) compared, per shape and causality.
-FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_BUDGET=15s "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
+FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET=15s "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh speed exited $?"; }
 { grep -q "^### 2,8,512,64 non-causal" "$r" && grep -q "^### 2,8,512,64 causal" "$r"; } || fail "speed: shapes"
 [ "$(grep -c '^baseline: cudnn, fake cuDNN' "$r")" = 2 ] || fail "speed: confirm against cuDNN"

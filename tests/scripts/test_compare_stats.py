@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""test_compare_stats.py - the statistics of scripts/compare_sdpa.py, without a
-GPU: the bootstrap CI of the median covers the true median of synthetic
-samples about 95% of the time, the ratio CI covers the true ratio, and the
-input-set rule is fattn-tune's (src/cli/gpu_setup.c). Skips (77) without numpy.
+"""test_compare_stats.py - scripts/compare_sdpa.py without a GPU: the bootstrap
+CI of the median covers the true median of synthetic samples about 95% of
+the time, the ratio CI covers the true ratio, the input-set rule is
+fattn-tune's (src/cli/gpu_setup.c), its inputs are fattn-tune's own (the
+values of kernels/fattn_fill.h, compiled here with cc and compared), and an
+export without a confirmation is refused (exit 2) before any GPU work.
+Skips (77) without numpy.
 
     test_compare_stats.py SOURCE_ROOT
 """
@@ -67,7 +70,58 @@ for elems, want in [(2 * 8 * 512 * 64, 16),  # 1.5 MiB a set: 67 sets, capped at
     if got != want:
         failures.append(f"timing_sets({elems}) = {got}, expected {want}")
 
+# The inputs: compare_sdpa.py's port of fattn_fill_value against the header
+# itself, at indices across the 32-bit boundary, for seeds small and large.
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+root = sys.argv[1]
+cc = shutil.which("cc") or shutil.which("gcc")
+checked = 0
+with tempfile.TemporaryDirectory() as tmp:
+    if cc:
+        src = os.path.join(tmp, "fill.c")
+        with open(src, "w") as f:
+            f.write('#include <stdio.h>\n#include <stdlib.h>\n#include "fattn_fill.h"\n'
+                    "int main(int argc, char **argv) { for (int i = 1; i + 2 < argc; i += 3) "
+                    'printf("%.9g\\n", fattn_fill_value(strtoull(argv[i], 0, 10), (unsigned)atoi(argv[i + 1]), '
+                    "strtoull(argv[i + 2], 0, 10))); return 0; }\n")
+        exe = os.path.join(tmp, "fill")
+        subprocess.run([cc, "-O1", "-I", os.path.join(root, "kernels"), src, "-o", exe], check=True)
+        cases = [(seed, t, i) for seed in (0, 1, 12345678901, 2**63 + 5) for t in (0, 1, 2)
+                 for i in (0, 1, 7, 1000003, 2**32 + 5, 2**40 + 123)]
+        argv = [str(x) for case in cases for x in case]
+        want = [float(x) for x in subprocess.run([exe] + argv, check=True, capture_output=True,
+                                                 text=True).stdout.split()]
+        for (seed, t, i), w in zip(cases, want):
+            got = float(c.fill_values(seed, t, i, 1)[0])
+            checked += 1
+            if abs(got - w) > 1e-7:
+                failures.append(f"fill_values({seed}, {t}, {i}) = {got}, fattn_fill.h says {w}")
+        # A run of consecutive elements agrees with one-at-a-time.
+        run = c.fill_values(3, 1, 2**32 - 4, 8)
+        for k in range(8):
+            if run[k] != c.fill_values(3, 1, 2**32 - 4 + k, 1)[0]:
+                failures.append(f"fill_values run differs at {k}")
+        if not (run.min() >= -1.0 and run.max() < 1.0):
+            failures.append("fill values outside [-1, 1)")
+    else:
+        print("note: no C compiler; the fill values are not cross-checked")
+
+    # No confirmation in the export: refused, exit 2, before torch is imported.
+    desc = os.path.join(tmp, "best.json")
+    with open(desc, "w") as f:
+        json.dump({"config_key": "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "confirmation": None,
+                   "metric": {"median_us": 5.0}}, f)
+    p = subprocess.run([sys.executable, os.path.join(root, "scripts", "compare_sdpa.py"), "--json", desc,
+                        "--cubin", desc], capture_output=True, text=True)
+    if p.returncode != 2 or "holds no confirmation" not in p.stderr:
+        failures.append(f"an unconfirmed export: exit {p.returncode}, {p.stderr.strip()!r}")
+
 for f in failures:
     print("FAIL:", f)
-print(f"median CI coverage {rate:.3f}; {len(failures)} failure(s)")
+print(f"median CI coverage {rate:.3f}; fill values checked against fattn_fill.h: {checked}; "
+      f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
