@@ -17,8 +17,10 @@
  * A fault that ruins the context (misaligned or illegal address, launch
  * failure: the sticky errors of gpu/driver.h) is answered, then the worker
  * exits; any other error (a launch the driver refuses, a module that does
- * not load) is answered and, the context checked, the worker goes on. A PHASE message precedes each step, so the
- * watchdog of the search process times each step, not the whole request.
+ * not load) is answered and, the context checked, the worker goes on. A
+ * PHASE message precedes each step, so the watchdog of the search process
+ * times each step, not the whole request; the cuDNN baseline's one-time
+ * setup is a setup phase, under the longer setup timeout.
  */
 #include <math.h>
 #include <stdio.h>

@@ -132,7 +132,7 @@ int fattn_worker_call(fattn_worker *w, uint32_t type, const cJSON *json, const v
         if (rc == FATTN_WIRE_TIMEOUT) {
             reap(w, 1, NULL, 0);
             if (*setup)
-                snprintf(why, why_size, "no answer from the worker in %.1f s %s (the setup timeout); killed",
+                snprintf(why, why_size, "no answer from the worker in %.1f s while %s (--setup-timeout); killed",
                          limit / 1000.0, setup);
             else
                 snprintf(why, why_size, "no answer from the worker in %.1f s; killed", limit / 1000.0);
