@@ -42,6 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mock_log.h"
+
 #include "gpu/driver.h"
 
 #define MOCK_SMEM_OPTIN  232448
@@ -98,26 +100,9 @@ static CUresult ruined;  /* every later call returns it */
 static CUresult pending; /* the next synchronizing call returns it */
 static double clock_us;  /* device time so far */
 
-static void logf_(const char *fmt, ...)
-{
-    const char *path = getenv("FATTN_MOCK_LOG");
-    if (!path || !*path)
-        return;
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(f, "%d ", (int)getpid());
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
-    va_end(ap);
-    fclose(f);
-}
-
 #define ENTER(name)                                                                                                    \
     do {                                                                                                               \
-        logf_("%s", name);                                                                                             \
+        mock_log("%s", name);                                                                                          \
         if (ruined)                                                                                                    \
             return ruined;                                                                                             \
     } while (0)
@@ -134,7 +119,7 @@ static CUresult sync_point(const char *name)
 CUresult cuInit(unsigned int flags)
 {
     (void)flags;
-    logf_("cuInit");
+    mock_log("cuInit");
     return CUDA_SUCCESS;
 }
 
@@ -202,7 +187,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 CUresult cuDevicePrimaryCtxRelease(CUdevice d)
 {
     (void)d;
-    logf_("cuDevicePrimaryCtxRelease");
+    mock_log("cuDevicePrimaryCtxRelease");
     if (ctx.retained > 0)
         --ctx.retained;
     return CUDA_SUCCESS;
@@ -213,7 +198,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice d)
     do {                                                                                                               \
         ENTER(name);                                                                                                   \
         if (!ctx.retained) {                                                                                           \
-            logf_("ERROR %s without a context", name);                                                                 \
+            mock_log("ERROR %s without a context", name);                                                              \
             return CUDA_ERROR_INVALID_CONTEXT;                                                                         \
         }                                                                                                              \
     } while (0)
@@ -259,7 +244,7 @@ CUresult cuModuleLoadData(CUmodule *out, const void *image)
     if (!strncmp(image, "MOCK:", 5)) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", (const char *)image + 5);
-        logf_("module %s", buf);
+        mock_log("module %s", buf);
         for (char *save = NULL, *d = strtok_r(buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
             if (directive(m, d)) {
                 free(m);
@@ -401,6 +386,19 @@ static void run_effect(const effect *e)
     }
 }
 
+/* Captures e on a capturing stream, or runs it. */
+static CUresult enqueue(CUstream s, const effect *e)
+{
+    if (s && s->capturing) {
+        if (s->ncap == MOCK_MAX_CAPTURE)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        s->cap[s->ncap++] = *e;
+        return CUDA_SUCCESS;
+    }
+    run_effect(e);
+    return CUDA_SUCCESS;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream s, void **params, void **extra)
 {
@@ -428,14 +426,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         e.dst = *(CUdeviceptr *)params[3];
         e.n = (unsigned long long)b * h * sq * d;
     }
-    if (s && s->capturing) {
-        if (s->ncap == MOCK_MAX_CAPTURE)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        s->cap[s->ncap++] = e;
-        return CUDA_SUCCESS;
-    }
-    run_effect(&e);
-    return CUDA_SUCCESS;
+    return enqueue(s, &e);
 }
 
 /* A kernel of another library (the mock cuDNN) taking `us` on stream s:
@@ -445,14 +436,7 @@ CUresult mock_cuda_external(CUstream s, double us)
 {
     NEED_CTX("mock_cuda_external");
     effect e = {.us = us};
-    if (s && s->capturing) {
-        if (s->ncap == MOCK_MAX_CAPTURE)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        s->cap[s->ncap++] = e;
-        return CUDA_SUCCESS;
-    }
-    run_effect(&e);
-    return CUDA_SUCCESS;
+    return enqueue(s, &e);
 }
 
 CUresult cuStreamCreate(CUstream *s, unsigned flags)

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mock_log.h"
+
 #ifndef MOCK_CUDNN_VERSION
 #define MOCK_CUDNN_VERSION 91400
 #endif
@@ -44,23 +46,6 @@ struct cudnnContext {
 
 static int64_t out_elems; /* of the tensor with unique id 4 (O) */
 
-static void logf_(const char *fmt, ...)
-{
-    const char *path = getenv("FATTN_MOCK_LOG");
-    if (!path || !*path)
-        return;
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(f, "%d ", (int)getpid());
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
-    va_end(ap);
-    fclose(f);
-}
-
 size_t cudnnGetVersion(void)
 {
     return MOCK_CUDNN_VERSION;
@@ -73,14 +58,14 @@ const char *cudnnGetErrorString(cudnnStatus_t st)
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
-    logf_("cudnnCreate");
+    mock_log("cudnnCreate");
     *h = calloc(1, sizeof **h);
     return CUDNN_STATUS_SUCCESS;
 }
 
 cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
 {
-    logf_("cudnnDestroy");
+    mock_log("cudnnDestroy");
     free(h);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -135,7 +120,7 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, cudnnBackendA
         break;
     case CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC:
         x->has_stats = 1;
-        logf_("cudnn SDPA_FWD_STATSDESC");
+        mock_log("cudnn SDPA_FWD_STATSDESC");
         break;
     case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
     case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS:
@@ -186,7 +171,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
 {
     desc *p = pack;
     (void)plan;
-    logf_("cudnnBackendExecute");
+    mock_log("cudnnBackendExecute");
     for (int64_t i = 0; i < p->nptrs; ++i)
         if (p->ids[i] == 4) {
             uint16_t *o = p->ptrs[i];
