@@ -270,7 +270,7 @@ first_step() { # NAME CMD...: runs it; on failure reports it with its log and re
 bench_ok() {
     local want=$1 key=$2 json n w
     shift 2
-    json=$("$tool" bench "$key" --arch "$arch" --format json --db "$work/device-first.db" "$@") || return $?
+    json=$("$tool" bench "$key" --arch "$arch" --format json --db "$work/device-bench.db" "$@") || return $?
     printf '%s\n' "$json"
     n=$(grep -c '"status": "ok"' <<<"$json")
     w=$(grep -c '"status"' <<<"$json")
@@ -284,7 +284,6 @@ stage_first() {
     say ""
     say "| step | result | seconds |"
     say "|---|---|---|"
-    rm -f "$work/device-first.db"*
     first_step "driver and device found" "$build/tests/test_gpu" &&
         first_step "reference kernel vs CPU fp64" "$build/tests/test_gpu_reference" &&
         first_step "default configuration through the worker (2,8,512,64)" \
@@ -476,7 +475,8 @@ stage_numerics() {
         [ -n "$key" ] || { bad "nothing measured in $land"; continue; }
         D=${shape##*,}
         for S in 500 512 1000 2048; do
-            json=$("$tool" bench "$key" --arch "$arch" --shape "2,8,$S,$D" $(causal_flag "$causal") --samples 5 --format json 2>>"$log")
+            json=$("$tool" bench "$key" --arch "$arch" --shape "2,8,$S,$D" $(causal_flag "$causal") --samples 5 --format json \
+                --db "$work/device-bench.db" 2>>"$log")
             printf '%s\n' "$json" >>"$log"
             status=$(printf '%s' "$json" | sed -n 's/.*"status": *"\([a-z_]*\)".*/\1/p' | head -1)
             err=$(printf '%s' "$json" | sed -n 's/.*"max_abs_err": *"\{0,1\}\([0-9.eE+-]*\).*/\1/p' | head -1)
@@ -497,7 +497,7 @@ sanitize() {
     note "compute-sanitizer --tool $t $key $shape"
     timeout 240 compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
         "$tool" bench "$key" --arch "$arch" --shape "$shape" $(causal_flag "$causal") "$@" --samples 1 --reps 1 \
-        --warmup 1 --timing-sets 2 --kernel-timeout 200s >"$OUT/san.tmp" 2>&1
+        --warmup 1 --timing-sets 2 --kernel-timeout 200s --db "$work/device-bench.db" >"$OUT/san.tmp" 2>&1
     rc=$?
     cat "$OUT/san.tmp" >>"$log"
     res=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/san.tmp" | tail -1 | sed 's/^========= //')

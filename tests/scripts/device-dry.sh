@@ -79,6 +79,17 @@ for tag in 2-8-512-64 2-8-512-64-causal; do
     grep -q "^best: $best, " "$work/replay.txt" || fail "replayed best of $tag is not $best"
 done
 # Without the fake engine and without a GPU the script says so and fails.
+# The other stages, on the landscapes above and the large shape's (the
+# sanitizer and compare stages skip without a GPU and say so).
+"$src/scripts/device-check.sh" large large-causal numerics sanitizer sanitizer-large compare 2>"$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "device-check.sh large ... compare exited $?"; }
+for s in large large-causal numerics sanitizer sanitizer-large compare; do
+    grep -q "^device-check.sh: stage $s: estimated [0-9]* s on this machine (" "$work/stderr" ||
+        fail "no estimate printed before stage $s"
+done
+[ "$(grep -c '^| 2,8,512,64 | bm.* | ok |' "$r")" = 8 ] || fail "numerics: the S=512 studies' best at 4 lengths each"
+grep -q "^\*\*Stages large large-causal numerics sanitizer sanitizer-large compare: every check held.\*\*" "$r" ||
+    fail "large ... compare verdict"
 # Issue 5's stage: the tuned space (extension tunables included) searched,
 # confirmed and (on a GPU) compared, per shape and causality.
 FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET=15s "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
