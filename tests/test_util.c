@@ -6,6 +6,7 @@
 
 #include "util/err.h"
 #include "util/misc.h"
+#include "util/proc.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 
@@ -110,6 +111,23 @@ static void errors(void)
     CHECK_INT(fattn_exit_status(FATTN_EUSAGE), 2);
 }
 
+/* Process tags: this process runs; a tag whose start time is another's, or
+ * whose pid is gone, does not; another host's cannot be told. */
+static void process_tags(void)
+{
+    char tag[320], other[400], who[400];
+    CHECK_INT(fattn_process_tag(0, tag, sizeof tag), 0);
+    CHECK_INT(fattn_process_tag_alive(tag), 1);
+    const char *start = strrchr(tag, ':');
+    snprintf(other, sizeof other, "%.*s:%llu", (int)(start - tag), tag, strtoull(start + 1, NULL, 10) + 1);
+    CHECK_INT(fattn_process_tag_alive(other), 0); /* the pid reused by another process */
+    CHECK_INT(fattn_process_tag_alive("no-such-host-really:1:1"), 2);
+    CHECK_INT(fattn_process_tag_alive("garbage"), 0);
+    CHECK_INT(fattn_process_tag(0x7ffffff0, other, sizeof other), -1);
+    fattn_process_tag_who("gpu-box:4242:999", who, sizeof who);
+    CHECK_STR(who, "process 4242 on gpu-box");
+}
+
 int main(void)
 {
     T_RUN(sha256_vectors);
@@ -117,5 +135,6 @@ int main(void)
     T_RUN(strings);
     T_RUN(random_stream);
     T_RUN(errors);
+    T_RUN(process_tags);
     return t_exit();
 }

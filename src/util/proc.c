@@ -44,17 +44,38 @@ int fattn_process_tag(pid_t pid, char *out, size_t n)
     return 0;
 }
 
-int fattn_process_tag_alive(const char *tag)
+/* Splits HOST:PID:START: *pid_at at PID, *start_at at START's ':'; 0, or -1
+ * for a malformed tag. */
+static int split(const char *tag, const char **pid_at, const char **start_at)
 {
-    char host[256] = "localhost";
     const char *a = strrchr(tag, ':');
     if (!a || a == tag)
-        return 0;
+        return -1;
     const char *b = a - 1;
     while (b > tag && *b != ':')
         --b;
     if (*b != ':')
+        return -1;
+    *pid_at = b + 1, *start_at = a;
+    return 0;
+}
+
+void fattn_process_tag_who(const char *tag, char *out, size_t n)
+{
+    const char *p, *a;
+    if (split(tag, &p, &a))
+        snprintf(out, n, "process %s", tag);
+    else
+        snprintf(out, n, "process %.*s on %.*s", (int)(a - p), p, (int)(p - 1 - tag), tag);
+}
+
+int fattn_process_tag_alive(const char *tag)
+{
+    char host[256] = "localhost";
+    const char *p, *a;
+    if (split(tag, &p, &a))
         return 0;
+    const char *b = p - 1;
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     if ((size_t)(b - tag) != strlen(host) || strncmp(tag, host, (size_t)(b - tag)) != 0)

@@ -14,6 +14,9 @@
  * process does not exist. */
 int fattn_process_tag(pid_t pid, char *out, size_t n);
 
+/* "process PID on HOST" for a tag. */
+void fattn_process_tag_who(const char *tag, char *out, size_t n);
+
 /* Whether the process of `tag` still runs: 1 yes, 0 no (gone, or its pid now
  * names another process), 2 unknown (another host). */
 int fattn_process_tag_alive(const char *tag);
