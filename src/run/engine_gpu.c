@@ -58,7 +58,7 @@ typedef struct gpu {
     uint16_t *h_o;
     float *h_ref;
     fattn_cudnn *cudnn;  /* the baseline, planned on first use */
-    char cudnn_why[320]; /* why it cannot be, once known */
+    char cudnn_why[1200]; /* why it cannot be, once known */
 } gpu;
 
 /* What an EVAL runs: a candidate's kernel, or the cuDNN baseline. */
@@ -307,7 +307,10 @@ static fattn_cudnn *cudnn_baseline(gpu *g, fattn_engine_io *io)
     io->setup(io, "setting up the cuDNN baseline (load, heuristics, plan)");
     if (fattn_cudnn_load(&c, g->cudnn_why, sizeof g->cudnn_why))
         return NULL;
-    if (fattn_cudnn_plan(c, &g->cu, &g->shape, g->stream, g->cudnn_why, sizeof g->cudnn_why)) {
+    char why[480];
+    if (fattn_cudnn_plan(c, &g->cu, &g->shape, g->stream, why, sizeof why)) {
+        /* Which library failed, then how. */
+        snprintf(g->cudnn_why, sizeof g->cudnn_why, "%.600s: %s", fattn_cudnn_describe(c), why);
         fattn_cudnn_free(&c, &g->cu);
         return NULL;
     }
