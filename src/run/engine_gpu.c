@@ -57,7 +57,7 @@ typedef struct gpu {
     double atol, rtol;
     uint16_t *h_o;
     float *h_ref;
-    fattn_cudnn *cudnn;  /* the baseline, planned on first use */
+    fattn_cudnn *cudnn;   /* the baseline, planned on first use */
     char cudnn_why[1200]; /* why it cannot be, once known */
 } gpu;
 
