@@ -236,6 +236,9 @@ best_of() { # LANDSCAPE N: the N fastest measured keys
     grep -v '^#' "$1" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | head -"$2" | cut -d, -f1
 }
 
+# skip_reason FILE: the reason of a test's skip (its last "SKIP: " line), fit for a table cell.
+skip_reason() { grep '^SKIP: ' "$1" | tail -1 | cut -c7- | tr '|' '/'; }
+
 # The first questions on a new GPU, in order; the first failure stops the
 # stage with its log (the command's output) in the report.
 first_step() { # NAME CMD...: runs it; on failure reports it with its log and returns 1
@@ -247,7 +250,7 @@ first_step() { # NAME CMD...: runs it; on failure reports it with its log and re
     rc=$?
     cat "$out" >>"$log"
     if [ $rc = 77 ] && [ -n "${FATTN_WORKER_HOOK:-}" ]; then
-        say "| $name | skipped: $(grep '^SKIP: ' "$out" | tail -1 | cut -c7- | tr '|' '/') | $(($(date +%s) - t0)) |"
+        say "| $name | skipped: $(skip_reason "$out") | $(($(date +%s) - t0)) |"
         return 0
     fi
     if [ $rc != 0 ]; then
@@ -301,7 +304,7 @@ stage_first() {
         fi; } &&
         { say ""; ok "first: every step held"; }
     say ""
-    rm -f "$OUT/first.tmp" "$OUT/first.json"
+    rm -f "$OUT/first.tmp"
 }
 
 stage_env() {
@@ -335,7 +338,7 @@ stage_tests() {
         rc=$?
         if [ $rc = 77 ]; then
             # A skip is a skip, with its reason (the test's last SKIP line).
-            say "| ${t%% *} | 77: skipped: $(grep '^SKIP: ' "$log" | tail -1 | cut -c7- | tr '|' '/') | $(($(date +%s) - t0)) |"
+            say "| ${t%% *} | 77: skipped: $(skip_reason "$log") | $(($(date +%s) - t0)) |"
             continue
         fi
         say "| ${t%% *} | $rc | $(($(date +%s) - t0)) |"
@@ -743,7 +746,7 @@ run_stage() {
 for s in "$@"; do
     case " $all_stages speed all " in *" $s "*) ;; *) stage "$s" ;; esac
 done
-# --estimate: print each named stage's estimate and stop (no GPU work).
+# FATTN_CHECK_ESTIMATE=1: print each named stage's estimate and stop (no GPU work).
 if [ "${FATTN_CHECK_ESTIMATE:-0}" = 1 ]; then
     named=()
     for s in "$@"; do

@@ -7,8 +7,9 @@
  *   smem_overflow, bank_conflicts, coalescing
  * The compile stage adds the post-compile gates (compile/postgates.h:
  * compile_error, smem_mismatch, spills, low_occupancy) and the GPU engine the
- * run-time verdicts (launch_refused, runtime_fault, timeout, numerics); their reasons live in
- * the one table here. Every reason has a stable code, a one-line explanation and a
+ * run-time verdicts (launch_refused, runtime_fault, timeout, numerics, each
+ * named as run/evaluator.h names its verdict); their reasons live in the one
+ * table here. Every reason has a stable code, a one-line explanation and a
  * suggested fix; every verdict carries the numbers it was decided on.
  */
 #ifndef FATTN_GATES_GATES_H

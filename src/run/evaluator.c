@@ -260,6 +260,16 @@ static void call_failed(int rc, const fattn_msg *reply, const char *why, fattn_e
     }
 }
 
+/* After a call: a fault ruins the worker's context, so it exits after
+ * answering and says so; after any other verdict the same worker goes on.
+ * Releases the reply. */
+static void worker_after(gpu_eval *g, int rc, fattn_msg *reply)
+{
+    if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply->json, "worker_exits")))
+        fattn_worker_stop(&g->worker);
+    fattn_msg_release(reply);
+}
+
 static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fattn_eval_result *out)
 {
     gpu_eval *g = (gpu_eval *)base;
@@ -275,11 +285,7 @@ static int gpu_eval_one(fattn_evaluator *base, const fattn_eval_request *req, fa
         read_result(g, reply.json, out);
     else
         call_failed(rc, &reply, why, out);
-    /* A fault ruins the worker's context: it exits after answering, and
-     * says so; after any other verdict the same worker goes on. */
-    if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply.json, "worker_exits")))
-        fattn_worker_stop(&g->worker);
-    fattn_msg_release(&reply);
+    worker_after(g, rc, &reply);
     return FATTN_OK;
 }
 
@@ -324,9 +330,7 @@ static int gpu_interleaved(fattn_evaluator *base, const fattn_eval_request *reqs
         else
             call_failed(rc, &reply, why, &out[i]);
     }
-    if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply.json, "worker_exits")))
-        fattn_worker_stop(&g->worker);
-    fattn_msg_release(&reply);
+    worker_after(g, rc, &reply);
     return FATTN_OK;
 }
 
@@ -415,11 +419,11 @@ static int replay_one(fattn_evaluator *base, const fattn_eval_request *req, fatt
                  e->median_us, e->p10_us, e->p90_us);
         return FATTN_OK;
     }
-    out->status = !strcmp(e->reason, "numerics")         ? FATTN_EVAL_NUMERICS
-                  : !strcmp(e->reason, "runtime_fault")  ? FATTN_EVAL_FAULT
-                  : !strcmp(e->reason, "timeout")        ? FATTN_EVAL_TIMEOUT
-                  : !strcmp(e->reason, "launch_refused") ? FATTN_EVAL_LAUNCH
-                                                         : FATTN_EVAL_ERROR;
+    /* The verdict whose name the landscape's reason is; a gate's is an error here. */
+    out->status = FATTN_EVAL_ERROR;
+    for (int st = FATTN_EVAL_OK; st <= FATTN_EVAL_ERROR; ++st)
+        if (!strcmp(e->reason, fattn_eval_status_name(st)))
+            out->status = st;
     snprintf(out->detail, sizeof out->detail, "replay: %s%s%s", e->status, *e->reason ? " " : "", e->reason);
     return FATTN_OK;
 }

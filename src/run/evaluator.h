@@ -30,7 +30,7 @@ enum fattn_eval_status {
     FATTN_EVAL_FAULT,    /* the kernel faulted or the worker died running it */
     FATTN_EVAL_TIMEOUT,  /* no answer within the watchdog limit */
     FATTN_EVAL_LAUNCH,   /* the driver refused to launch it as configured (the worker goes on) */
-    FATTN_EVAL_ERROR,    /* could not be run (the engine refused, protocol error, not in the landscape) */
+    FATTN_EVAL_ERROR,    /* could not be run (the engine refused, protocol error, not in the landscape); the last */
 };
 
 typedef struct fattn_eval_request {

@@ -13,21 +13,25 @@
 #include "run/wire.h"
 #include "util/err.h"
 
-static void send_phase(fattn_engine_io *io, const char *name)
+/* A PHASE message: its name, and for a setup what it does. */
+static void phase_message(int fd, const char *name, const char *what)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "phase", name);
-    fattn_wire_send(io->fd, FATTN_MSG_PHASE, j, NULL, 0);
+    if (what)
+        cJSON_AddStringToObject(j, "what", what);
+    fattn_wire_send(fd, FATTN_MSG_PHASE, j, NULL, 0);
     cJSON_Delete(j);
+}
+
+static void send_phase(fattn_engine_io *io, const char *name)
+{
+    phase_message(io->fd, name, NULL);
 }
 
 static void send_setup(fattn_engine_io *io, const char *what)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "phase", "setup");
-    cJSON_AddStringToObject(j, "what", what);
-    fattn_wire_send(io->fd, FATTN_MSG_PHASE, j, NULL, 0);
-    cJSON_Delete(j);
+    phase_message(io->fd, "setup", what);
 }
 
 static int reply_error(int fd, const char *message)

@@ -201,28 +201,17 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             r.numerics_seed = seed;
             r.detail = e.detail;
             ++p->evaluated;
-            switch (e.status) {
-            case FATTN_EVAL_OK:
+            /* A run-time verdict's name is its reason's code (gates.h). */
+            int reason = fattn_reason_find(fattn_eval_status_name(e.status));
+            if (e.status == FATTN_EVAL_OK) {
                 r.status = "ok";
                 ++p->ok;
-                break;
-            case FATTN_EVAL_NUMERICS:
-                r.status = "rejected", r.reason = "numerics";
-                ++p->by_reason[FATTN_R_NUMERICS];
-                break;
-            case FATTN_EVAL_FAULT:
-                r.status = "rejected", r.reason = "runtime_fault";
-                ++p->by_reason[FATTN_R_RUNTIME_FAULT];
-                break;
-            case FATTN_EVAL_TIMEOUT:
-                r.status = "rejected", r.reason = "timeout";
-                ++p->by_reason[FATTN_R_TIMEOUT];
-                break;
-            case FATTN_EVAL_LAUNCH:
-                r.status = "rejected", r.reason = "launch_refused";
-                ++p->by_reason[FATTN_R_LAUNCH_REFUSED];
-                break;
-            default: r.status = "error"; ++p->errors;
+            } else if (reason) {
+                r.status = "rejected", r.reason = fattn_reason(reason)->code;
+                ++p->by_reason[reason];
+            } else {
+                r.status = "error";
+                ++p->errors;
             }
             long long trial;
             rc = store_trial(ctx, &r, &trial);
