@@ -54,6 +54,7 @@
  */
 #include <cuda_fp16.h>
 #include "fattn_tile.h"
+#include "fattn_prim.h"
 
 #if !defined(BLOCK_M) && defined(FATTN_BLOCK_M)
 #define BLOCK_M FATTN_BLOCK_M
@@ -188,26 +189,6 @@ __device__ __forceinline__ unsigned tile_off(int row, int byte_in_row, int chunk
     return fattn_tile_offset((unsigned)row, (unsigned)byte_in_row, (unsigned)chunks, SWIZZLE, PAD_BYTES);
 }
 
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __device__ __forceinline__ unsigned pack_half2(float lo, float hi)
 {
 #if HALF2
@@ -217,71 +198,6 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi)
 #endif
     return *reinterpret_cast<unsigned *>(&h);
 }
-
-#if CP_ASYNC
-__device__ __forceinline__ void cp_async(unsigned dst, const void *src, bool valid)
-{
-#if HALF2
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
-#else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(valid ? 4 : 0));
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
-}
-#endif
-
-#if SPLIT_KV > 1
-/* Thread-block clusters: this block's rank, the cluster-wide barrier (release
- * and acquire: shared-memory writes before it are visible to every block of
- * the cluster after it), and loads from a peer's shared memory. */
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-/* The shared::cluster address of `addr` (a shared::cta address) in block `rank`. */
-__device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank)
-{
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-    return r;
-}
-
-__device__ __forceinline__ float ld_cluster(unsigned addr)
-{
-    float x;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(addr) : "memory");
-    return x;
-}
-
-__device__ __forceinline__ float4 ld_cluster_v4(unsigned addr)
-{
-    float4 x;
-    asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(addr) : "memory");
-    return x;
-}
-#endif
 
 /* One global<->shared copy of a ROWS x CHUNKS*16-byte tile, cut into units of
  * VEC bytes; unit u of the tile goes to thread u % kThreads. */
@@ -326,7 +242,7 @@ __device__ __forceinline__ void load_regs(Staged<ROWS, CHUNKS> &st, const half *
         T::unit(u, row, byte);
         VecT x = VecT();
         if ((T::kUnits % kThreads == 0 || u < T::kUnits) && row < valid)
-            x = *reinterpret_cast<const VecT *>(g + (size_t)row * HEAD_DIM + byte / 2);
+            x = ld_global<VecT>(g + (size_t)row * HEAD_DIM + byte / 2);
         st.v[i] = x;
     }
 }
@@ -341,7 +257,7 @@ __device__ __forceinline__ void store_regs(const Staged<ROWS, CHUNKS> &st, unsig
         int row, byte;
         T::unit(u, row, byte);
         if (T::kUnits % kThreads == 0 || u < T::kUnits)
-            *reinterpret_cast<VecT *>(tile + tile_off(row, byte, CHUNKS)) = st.v[i];
+            st_shared(tile + tile_off(row, byte, CHUNKS), st.v[i]);
     }
 }
 
@@ -351,7 +267,7 @@ __device__ __forceinline__ void copy_tile(unsigned char *tile, const half *g, in
 {
 #if CP_ASYNC
     using T = Tile<ROWS, CHUNKS, kLoadBytes>;
-    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+    const unsigned base = smem_addr(tile);
 #pragma unroll
     for (int i = 0; i < T::kPerThread; ++i) {
         const int u = threadIdx.x + i * kThreads;
@@ -360,7 +276,7 @@ __device__ __forceinline__ void copy_tile(unsigned char *tile, const half *g, in
         if (T::kUnits % kThreads == 0 || u < T::kUnits) {
             const bool ok = row < valid;
             const half *src = g + (ok ? (size_t)row * HEAD_DIM + byte / 2 : 0);
-            cp_async(base + tile_off(row, byte, CHUNKS), src, ok);
+            cp_async<kLoadBytes>(base + tile_off(row, byte, CHUNKS), src, ok);
         }
     }
 #else
@@ -463,7 +379,7 @@ extern "C" __global__ void FATTN_CLUSTER __launch_bounds__(FATTN_THREADS)
 fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__restrict__ v,
           half *__restrict__ o, int batch, int heads, int seqlen, float scale)
 {
-    extern __shared__ __align__(128) unsigned char smem[];
+    FATTN_DYNAMIC_SMEM(smem);
     (void)batch;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -477,8 +393,8 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
 
     unsigned char *q_tile = smem;
     unsigned char *ring = smem + FATTN_Q_TILE_BYTES;
-    const unsigned q_tile_s = (unsigned)__cvta_generic_to_shared(q_tile);
-    const unsigned ring_s = (unsigned)__cvta_generic_to_shared(ring);
+    const unsigned q_tile_s = smem_addr(q_tile);
+    const unsigned ring_s = smem_addr(ring);
 
     const int n_end = CAUSAL ? min(seqlen, m0 + BLOCK_M) : seqlen;
 #if SPLIT_KV > 1
@@ -693,13 +609,13 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
         for (int h = 0; h < 2; ++h) {
             const int row = warp * kRowsPerWarp + mt * 16 + lane / 4 + h * 8;
             if (lane % 4 == 0) {
-                part_m[row] = row_m[mt][h];
-                part_l[row] = row_l[mt][h];
+                st_shared(part_m + row, row_m[mt][h]);
+                st_shared(part_l + row, row_l[mt][h]);
             }
 #pragma unroll
             for (int d = 0; d < kOTiles; ++d)
-                *reinterpret_cast<float2 *>(part_o + row * kPartRow + d * 8 + (lane % 4) * 2) =
-                    make_float2(o_acc[mt][d][2 * h], o_acc[mt][d][2 * h + 1]);
+                st_shared(part_o + row * kPartRow + d * 8 + (lane % 4) * 2,
+                          make_float2(o_acc[mt][d][2 * h], o_acc[mt][d][2 * h + 1]));
         }
     }
     cluster_sync();
@@ -707,9 +623,9 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
         constexpr int kRowsPerRank = BLOCK_M / SPLIT_KV;
         constexpr int kUnitsPerRow = HEAD_DIM / 4; /* 4 columns per unit */
         constexpr int kUnits = kRowsPerRank * kUnitsPerRow;
-        const unsigned part_s = (unsigned)__cvta_generic_to_shared(part_o);
-        const unsigned m_s = (unsigned)__cvta_generic_to_shared(part_m);
-        const unsigned l_s = (unsigned)__cvta_generic_to_shared(part_l);
+        const unsigned part_s = smem_addr(part_o);
+        const unsigned m_s = smem_addr(part_m);
+        const unsigned l_s = smem_addr(part_l);
         half *oh = o + head + (size_t)m0 * HEAD_DIM;
         for (int u = threadIdx.x; u < kUnits; u += kThreads) {
             const int row = rank * kRowsPerRank + u / kUnitsPerRow;
@@ -740,12 +656,12 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
             uint2 pk;
             pk.x = pack_half2(acc.x * inv, acc.y * inv);
             pk.y = pack_half2(acc.z * inv, acc.w * inv);
-            *reinterpret_cast<uint2 *>(dst) = pk;
+            st_global(dst, pk);
 #else
-            dst[0] = __float2half_rn(acc.x * inv);
-            dst[1] = __float2half_rn(acc.y * inv);
-            dst[2] = __float2half_rn(acc.z * inv);
-            dst[3] = __float2half_rn(acc.w * inv);
+            st_global(dst + 0, __float2half_rn(acc.x * inv));
+            st_global(dst + 1, __float2half_rn(acc.y * inv));
+            st_global(dst + 2, __float2half_rn(acc.z * inv));
+            st_global(dst + 3, __float2half_rn(acc.w * inv));
 #endif
         }
     }
@@ -765,10 +681,10 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
                 const float lo = o_acc[mt][d][2 * h] * inv;
                 const float hi = o_acc[mt][d][2 * h + 1] * inv;
 #if HALF2
-                *reinterpret_cast<unsigned *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS)) = pack_half2(lo, hi);
+                st_shared(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS), pack_half2(lo, hi));
 #else
-                *reinterpret_cast<half *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS)) = __float2half_rn(lo);
-                *reinterpret_cast<half *>(q_tile + tile_off(row, byte + 2, FATTN_Q_CHUNKS)) = __float2half_rn(hi);
+                st_shared(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS), __float2half_rn(lo));
+                st_shared(q_tile + tile_off(row, byte + 2, FATTN_Q_CHUNKS), __float2half_rn(hi));
 #endif
             }
         }
@@ -784,8 +700,7 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
         int row, byte;
         Out::unit(u, row, byte);
         if ((Out::kUnits % kThreads == 0 || u < Out::kUnits) && row < valid)
-            *reinterpret_cast<VecT *>(oh + (size_t)row * HEAD_DIM + byte / 2) =
-                *reinterpret_cast<const VecT *>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS));
+            st_global(oh + (size_t)row * HEAD_DIM + byte / 2, ld_shared<VecT>(q_tile + tile_off(row, byte, FATTN_Q_CHUNKS)));
     }
 #endif /* SPLIT_KV */
 }

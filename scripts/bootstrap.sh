@@ -12,7 +12,8 @@ build=${1:-build}
 shift || true
 
 # chromium: the report test loads the HTML report in a headless browser.
-packages=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev python3-numpy chromium)
+# g++: the simulator compiles the kernel for the host.
+packages=(meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

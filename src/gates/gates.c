@@ -184,6 +184,13 @@ static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
         bm / nw / 16, bm / nw / 16 == 1 ? "" : "s", bn / 16, d, d / bk, d / bk == 1 ? "" : "s", bk, splits);
 }
 
+int fattn_gate_tiling(const fattn_gate_input *in, fattn_verdict *v)
+{
+    gate_ctx g = {.in = in};
+    v->reason = FATTN_R_TILING;
+    return gate_tiling(&g, v);
+}
+
 /* Alignment: every request of the kinds in `mask`, every lane. */
 typedef struct align_scan {
     unsigned mask;

@@ -104,6 +104,11 @@ typedef struct fattn_gate_input {
  * (pass = -1 for gates that cannot be evaluated after a tiling failure). */
 int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT]);
 
+/* The tiling gate alone: 1 when the configuration is a kernel at all for
+ * the shape and arch (whole 16-row strips per warp, BLOCK_K dividing D, a
+ * cluster no larger than the key tiles, ...), 0 with why in *v. */
+int fattn_gate_tiling(const fattn_gate_input *in, fattn_verdict *v);
+
 /* The static gates over a whole space. */
 typedef struct fattn_space_verdicts {
     size_t n;          /* configurations in the space */

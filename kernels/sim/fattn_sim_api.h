@@ -1,0 +1,70 @@
+/*
+ * fattn_sim_api.h - the calls between a kernel compiled for the host and the
+ * simulator that runs it (src/sim/).
+ *
+ * The host build of the kernel (a shared object the simulator loads) defines
+ * two variables the simulator fills before it runs anything: fattn_sim_api,
+ * the table below, and fattn_sim_self, the calling CUDA thread's built-in
+ * variables (switched with the fiber). Every primitive of
+ * kernels/fattn_prim.h becomes one call through the table, with the kernel
+ * source file and line it was called from. The simulator does not return
+ * from a call that faults: the launch ends there and the fault is its
+ * verdict.
+ *
+ * Plain C as well as C++.
+ */
+#ifndef FATTN_KERNELS_SIM_FATTN_SIM_API_H
+#define FATTN_KERNELS_SIM_FATTN_SIM_API_H
+
+#define FATTN_SIM_API_VERSION 1
+
+/* The calling site of a primitive. */
+typedef struct fattn_sim_site {
+    const char *file;
+    int line;
+} fattn_sim_site;
+
+typedef struct fattn_sim_dim3 {
+    unsigned x, y, z;
+} fattn_sim_dim3;
+
+/* The built-in variables of the running CUDA thread. */
+typedef struct fattn_sim_self {
+    fattn_sim_dim3 thread_idx, block_idx, block_dim, grid_dim;
+    unsigned char *smem; /* the block's dynamic shared memory (host address) */
+} fattn_sim_self;
+
+/* Memory spaces of ld/st through a generic pointer. */
+enum fattn_sim_space {
+    FATTN_SIM_GLOBAL = 0,
+    FATTN_SIM_SHARED = 1,
+};
+
+typedef struct fattn_sim_api {
+    unsigned version; /* FATTN_SIM_API_VERSION */
+    /* ld.<space> / st.<space> of `size` bytes through a generic pointer. */
+    void (*load)(fattn_sim_site s, int space, const void *p, void *out, unsigned size);
+    void (*store)(fattn_sim_site s, int space, void *p, const void *in, unsigned size);
+    /* cvta.to.shared: the shared::cta address of a generic pointer. */
+    unsigned (*smem_addr)(fattn_sim_site s, const void *p);
+    /* bar.sync 0 (__syncthreads). */
+    void (*syncthreads)(fattn_sim_site s);
+    /* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 */
+    void (*ldmatrix_x4)(fattn_sim_site s, unsigned r[4], unsigned addr, int trans);
+    /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, d = a b + d */
+    void (*mma_16816)(fattn_sim_site s, float d[4], const unsigned a[4], unsigned b0, unsigned b1);
+    /* shfl.sync.bfly.b32 with membermask `mask`, lane ^ lanemask (segment clamp 0x1f) */
+    unsigned (*shfl_xor)(fattn_sim_site s, unsigned mask, unsigned v, int lanemask);
+    /* cp.async.{ca,cg}.shared.global [dst], [src], size, src_size */
+    void (*cp_async)(fattn_sim_site s, unsigned dst, const void *src, unsigned size, unsigned src_size);
+    void (*cp_async_commit)(fattn_sim_site s);
+    void (*cp_async_wait)(fattn_sim_site s, int n);
+    /* %cluster_ctarank; barrier.cluster.arrive.release + wait.acquire;
+     * mapa.shared::cluster; ld.shared::cluster of `size` bytes. */
+    unsigned (*cluster_rank)(fattn_sim_site s);
+    void (*cluster_sync)(fattn_sim_site s);
+    unsigned (*cluster_map)(fattn_sim_site s, unsigned addr, unsigned rank);
+    void (*ld_cluster)(fattn_sim_site s, unsigned addr, void *out, unsigned size);
+} fattn_sim_api;
+
+#endif

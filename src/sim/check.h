@@ -1,0 +1,48 @@
+/*
+ * check.h - one configuration of the kernel through the simulator at one
+ * shape: build it for the host, run it on the seeded inputs, and hold its
+ * output to the fp64 reference with the project's numerics gate.
+ *
+ * The verdict is the most severe thing found: a fault (the launch stopped),
+ * else a hazard (a race, an unwaited cp.async read, an uninitialized read),
+ * else wrong numerics, else ok; "host_compile" when the kernel could not be
+ * built for the host at all.
+ */
+#ifndef FATTN_SIM_CHECK_H
+#define FATTN_SIM_CHECK_H
+
+#include <stdint.h>
+
+#include "compile/kernel_src.h"
+#include "run/numerics.h"
+#include "sim/launch.h"
+#include "space/params.h"
+#include "target/shape.h"
+
+#define FATTN_SIMV_OK           "ok"
+#define FATTN_SIMV_NUMERICS     "numerics"
+#define FATTN_SIMV_HOST_COMPILE "host_compile"
+
+typedef struct fattn_sim_check {
+    char verdict[32]; /* "ok", "numerics", "host_compile" or a finding kind (fattn_sim_kind_name) */
+    char detail[512]; /* one line: the finding, the numerics, or the compiler's error */
+    char fix[200];    /* what to change, where one is known ("" otherwise) */
+    fattn_sim_report rep;
+    fattn_numerics num;
+    int ran; /* the launch ran (rep and num are meaningful) */
+    int cache_hit;
+    double compile_ms, run_ms;
+    unsigned smem_bytes, threads, cluster;
+} fattn_sim_check;
+
+/* Checks cfg at `shape` (its causal flag included) with inputs of `seed`.
+ * Returns 0 with *out filled (whatever the verdict), or FATTN_EFAIL
+ * (reported) when the simulator itself could not run: no compiler, no
+ * memory, an unwritable cache. */
+int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg, const fattn_shape *shape,
+                           uint64_t seed, const char *cache_dir, fattn_sim_check *out);
+
+/* 1 when the verdict lets the configuration run on a GPU. */
+int fattn_sim_check_passed(const fattn_sim_check *c);
+
+#endif

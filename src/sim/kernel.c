@@ -1,0 +1,367 @@
+/*
+ * kernel.c - compiling the kernel for the host, caching and loading it.
+ */
+#include "sim/kernel.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/misc.h"
+#include "util/sha256.h"
+#include "util/strbuf.h"
+
+extern char **environ;
+
+/* Flags of every host build; part of the cache key. */
+static const char *const cxx_flags[] = {"-std=c++17",           "-O1", "-fPIC",      "-shared",
+                                        "-fno-strict-aliasing", "-w",  "-DFATTN_SIM"};
+
+static const char *const sim_headers[] = {"cuda_fp16.h", "fattn_sim_prim.h", "fattn_sim_api.h"};
+
+#define PRIM_HEADER "fattn_prim.h"
+
+char *fattn_sim_cache_dir(void)
+{
+    const char *e = getenv("FATTN_SIM_CACHE");
+    fattn_strbuf sb;
+    fattn_sb_init(&sb);
+    if (e && *e)
+        fattn_sb_adds(&sb, e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+        fattn_sb_addf(&sb, "%s/fattn-tune/sim", e);
+    else
+        fattn_sb_addf(&sb, "%s/.cache/fattn-tune/sim", getenv("HOME") ? getenv("HOME") : "/tmp");
+    return fattn_sb_detach(&sb);
+}
+
+static const char *compiler(void)
+{
+    const char *c = getenv("CXX");
+    return c && *c ? c : "c++";
+}
+
+/* Runs argv with stdout and stderr into *out; returns the exit status, or -1
+ * when it could not be started (errno kept). */
+static int run_capture(char *const argv[], fattn_strbuf *out)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    if (rc != 0) {
+        close(fd[0]);
+        errno = rc;
+        return -1;
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            fattn_sb_add(out, buf, (size_t)n);
+    close(fd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* The compiler's first --version line, once per process. */
+static int compiler_identity(char *out, size_t n)
+{
+    static char id[256];
+    if (!id[0]) {
+        char *argv[] = {(char *)compiler(), "--version", NULL};
+        fattn_strbuf sb;
+        fattn_sb_init(&sb);
+        int rc = run_capture(argv, &sb);
+        if (rc != 0) {
+            fattn_sb_release(&sb);
+            return fattn_error(FATTN_EFAIL, "simulator: cannot run the C++ compiler '%s' (%s); install g++ or set CXX",
+                               compiler(), rc < 0 ? strerror(errno) : "--version failed");
+        }
+        const char *s = sb.len ? sb.s : "";
+        snprintf(id, sizeof id, "%s: %.*s", compiler(), (int)strcspn(s, "\n"), s);
+        fattn_sb_release(&sb);
+    }
+    snprintf(out, n, "%s", id);
+    return FATTN_OK;
+}
+
+/* Skips comments, string and character literals; calls back on code. */
+int fattn_sim_find_asm(const char *t)
+{
+    int line = 1;
+    for (const char *p = t; *p; ++p) {
+        if (*p == '\n') {
+            ++line;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (p[1] && p[1] != '\n')
+                ++p;
+        } else if (p[0] == '/' && p[1] == '*') {
+            for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); ++p)
+                line += *p == '\n';
+            if (!*p)
+                break;
+            ++p;
+        } else if (*p == '"' || *p == '\'') {
+            const char q = *p;
+            for (++p; *p && *p != q; ++p) {
+                if (*p == '\\' && p[1])
+                    ++p;
+                line += *p == '\n';
+            }
+            if (!*p)
+                break;
+        } else if ((p == t
+                    || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')
+                         || (p[-1] >= '0' && p[-1] <= '9')))
+                   && (!strncmp(p, "asm", 3) || !strncmp(p, "__asm__", 7) || !strncmp(p, "__asm", 5))) {
+            const char *e = p + (p[0] == 'a' ? 3 : p[5] == '_' ? 7 : 5);
+            if (!(*e == '_' || (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || (*e >= '0' && *e <= '9')))
+                return line;
+        }
+    }
+    return 0;
+}
+
+static void key_of(const fattn_kernel_src *src, const char *const *defs, int ndefs, const char *sim_text,
+                   const char *id, char out[65])
+{
+    fattn_sha256 c;
+    unsigned char d[32];
+    fattn_sha256_init(&c);
+    fattn_sha256_update(&c, src->hash, strlen(src->hash));
+    fattn_sha256_update(&c, sim_text, strlen(sim_text));
+    for (size_t i = 0; i < sizeof cxx_flags / sizeof *cxx_flags; ++i)
+        fattn_sha256_update(&c, cxx_flags[i], strlen(cxx_flags[i]) + 1);
+    for (int i = 0; i < ndefs; ++i)
+        fattn_sha256_update(&c, defs[i], strlen(defs[i]) + 1);
+    fattn_sha256_update(&c, id, strlen(id));
+    fattn_sha256_final(&c, d);
+    for (int i = 0; i < 32; ++i)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The first error lines of a compiler log, on one line. */
+static void first_errors(const char *log, char *out, size_t n)
+{
+    const char *e = strstr(log, "error");
+    const char *start = e ? e : log;
+    while (start > log && start[-1] != '\n')
+        --start;
+    size_t len = strcspn(start, "\n");
+    snprintf(out, n, "%.*s", (int)len, start);
+}
+
+static int mkdirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return -1;
+    for (char *s = p + 1; *s; ++s)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                free(p);
+                return -1;
+            }
+            *s = '/';
+        }
+    int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+    free(p);
+    return rc;
+}
+
+static int load(const char *path, fattn_sim_kernel *k, char *why, size_t why_size)
+{
+    k->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!k->handle)
+        return fattn_error(FATTN_EFAIL, "simulator: cannot load %s: %s", path, dlerror());
+    const unsigned *smem = dlsym(k->handle, "fattn_smem_bytes");
+    const unsigned *threads = dlsym(k->handle, "fattn_threads");
+    const unsigned *cluster = dlsym(k->handle, "fattn_sim_cluster_x");
+    k->api_slot = dlsym(k->handle, "fattn_sim_api_p");
+    k->self_slot = dlsym(k->handle, "fattn_sim_self_p");
+    void *entry = dlsym(k->handle, "fattn_fwd");
+    if (!smem || !threads || !cluster || !k->api_slot || !k->self_slot || !entry) {
+        snprintf(why, why_size, "the host build of the kernel lacks %s",
+                 !entry     ? "fattn_fwd"
+                 : !smem    ? "fattn_smem_bytes"
+                 : !threads ? "fattn_threads"
+                            : "its simulator hooks");
+        dlclose(k->handle);
+        k->handle = NULL;
+        return 1;
+    }
+    k->smem_bytes = *smem;
+    k->threads = *threads;
+    k->cluster = *cluster;
+    memcpy(&k->entry, &entry, sizeof entry);
+    return FATTN_OK;
+}
+
+int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg, int head_dim, int causal,
+                           const char *cache_dir, fattn_sim_kernel *k, char *why, size_t why_size)
+{
+    memset(k, 0, sizeof *k);
+    int line = fattn_sim_find_asm(src->text);
+    const char *where = src->name;
+    for (int i = 0; !line && i < src->nheaders; ++i)
+        if (strcmp(src->header_names[i], PRIM_HEADER) && (line = fattn_sim_find_asm(src->header_texts[i])))
+            where = src->header_names[i];
+    if (line) {
+        snprintf(why, why_size,
+                 "inline PTX at %s:%d: the simulator runs only the primitives of kernels/" PRIM_HEADER
+                 "; make it one there, with its host side in kernels/sim/fattn_sim_prim.h",
+                 where, line);
+        return 1;
+    }
+
+    /* The macros NVRTC gets, and the simulator headers' text. */
+    char defs[FATTN_NPARAMS + 2][48];
+    const char *defp[FATTN_NPARAMS + 2];
+    int ndefs = 0;
+    for (int i = 0; i < FATTN_NPARAMS; ++i)
+        if (fattn_param_shown(cfg, i))
+            snprintf(defs[ndefs++], sizeof defs[0], "-D%s=%d", fattn_params[i].name, cfg->v[i]);
+    snprintf(defs[ndefs++], sizeof defs[0], "-DHEAD_DIM=%d", head_dim);
+    snprintf(defs[ndefs++], sizeof defs[0], "-DCAUSAL=%d", causal ? 1 : 0);
+    for (int i = 0; i < ndefs; ++i)
+        defp[i] = defs[i];
+
+    int rc = FATTN_EFAIL;
+    char *dir = realpath(src->dir, NULL);
+    if (!dir)
+        return fattn_error(FATTN_EFAIL, "kernel directory %s: %s", src->dir, strerror(errno));
+    char *sim_dir = fattn_path_join(dir, "sim"), *kernel_path = fattn_path_join(dir, src->name);
+    char *so = NULL, *tmp = NULL, *cc = NULL;
+    fattn_strbuf text, log;
+    fattn_sb_init(&text);
+    fattn_sb_init(&log);
+    for (size_t i = 0; i < sizeof sim_headers / sizeof *sim_headers; ++i) {
+        char *path = fattn_path_join(sim_dir, sim_headers[i]), *t = NULL;
+        size_t len;
+        int r = fattn_read_file(path, "simulator header", FATTN_EFAIL, &t, &len);
+        free(path);
+        if (r)
+            goto out;
+        fattn_sb_addf(&text, "%s\n%s", sim_headers[i], t);
+        free(t);
+    }
+    char id[256];
+    if (compiler_identity(id, sizeof id))
+        goto out;
+    key_of(src, defp, ndefs, text.s, id, k->key);
+
+    if (mkdirs(cache_dir) != 0) {
+        rc = fattn_error(FATTN_EFAIL, "simulator cache %s: cannot create it: %s", cache_dir, strerror(errno));
+        goto out;
+    }
+    fattn_strbuf p;
+    fattn_sb_init(&p);
+    fattn_sb_addf(&p, "%s/%s.so", cache_dir, k->key);
+    so = fattn_sb_detach(&p);
+    if (access(so, R_OK) == 0) {
+        k->cache_hit = 1;
+        rc = load(so, k, why, why_size);
+        goto out;
+    }
+
+    /* The translation unit: the kernel, and the simulator's hooks. */
+    fattn_sb_init(&p);
+    fattn_sb_addf(&p, "%s/%s.%ld.cc", cache_dir, k->key, (long)getpid());
+    cc = fattn_sb_detach(&p);
+    fattn_sb_init(&p);
+    fattn_sb_addf(&p, "%s/%s.%ld.tmp", cache_dir, k->key, (long)getpid());
+    tmp = fattn_sb_detach(&p);
+    FILE *f = fopen(cc, "w");
+    if (!f) {
+        rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", cc, strerror(errno));
+        goto out;
+    }
+    fprintf(f,
+            "#include \"%s\"\n"
+            "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
+            "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
+            "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n",
+            kernel_path);
+    if (fclose(f) != 0) {
+        rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", cc, strerror(errno));
+        goto out;
+    }
+    char *argv[64];
+    int argc = 0;
+    char isim[4096], ik[4096];
+    snprintf(isim, sizeof isim, "-I%s", sim_dir);
+    snprintf(ik, sizeof ik, "-I%s", dir);
+    argv[argc++] = (char *)compiler();
+    for (size_t i = 0; i < sizeof cxx_flags / sizeof *cxx_flags; ++i)
+        argv[argc++] = (char *)cxx_flags[i];
+    for (int i = 0; i < ndefs; ++i)
+        argv[argc++] = defs[i];
+    argv[argc++] = isim;
+    argv[argc++] = ik;
+    argv[argc++] = cc;
+    argv[argc++] = "-o";
+    argv[argc++] = tmp;
+    argv[argc] = NULL;
+    const double t0 = fattn_now_ms();
+    int status = run_capture(argv, &log);
+    k->compile_ms = fattn_now_ms() - t0;
+    unlink(cc);
+    if (status < 0) {
+        rc = fattn_error(FATTN_EFAIL, "simulator: cannot run the C++ compiler '%s': %s; install g++ or set CXX",
+                         compiler(), strerror(errno));
+        goto out;
+    }
+    if (status != 0) {
+        unlink(tmp);
+        char first[400];
+        first_errors(log.len ? log.s : "", first, sizeof first);
+        snprintf(why, why_size, "the kernel does not build for the simulator: %s", first);
+        rc = 1;
+        goto out;
+    }
+    if (rename(tmp, so) != 0) {
+        unlink(tmp);
+        rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", so, strerror(errno));
+        goto out;
+    }
+    rc = load(so, k, why, why_size);
+out:
+    fattn_sb_release(&text);
+    fattn_sb_release(&log);
+    free(dir);
+    free(sim_dir);
+    free(kernel_path);
+    free(so);
+    free(tmp);
+    free(cc);
+    return rc;
+}
+
+void fattn_sim_kernel_close(fattn_sim_kernel *k)
+{
+    if (k->handle)
+        dlclose(k->handle);
+    k->handle = NULL;
+}

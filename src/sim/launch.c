@@ -1,0 +1,1155 @@
+/*
+ * launch.c - fibers, barriers, warp collectives, cp.async groups and the
+ * shadow state of shared memory, behind the fattn_sim_api table.
+ */
+#include "sim/launch.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/sim/fattn_sim_api.h"
+#include "sim/fiber.h"
+#include "sim/warp.h"
+#include "util/err.h"
+
+#define GUARD         (64u << 10) /* bytes around every buffer, to name an overrun's buffer */
+#define STACK_BYTES   (256u << 10)
+#define CLUSTER_SHIFT 24 /* shared::cluster address: (rank + 1) << 24 | offset */
+
+enum { SH_WRITTEN = 1, SH_PENDING = 2, SH_READ = 4, SH_RMULTI = 8 };
+
+/* The last write and read of one shared byte: who, and the epochs then. */
+typedef struct shadow {
+    uint32_t w_bep, w_cep, r_bep, r_cep;
+    uint16_t w_thr, r_thr; /* thread in the cluster: rank * threads + threadIdx.x */
+    uint16_t w_line, r_line;
+    uint8_t flags;
+} shadow;
+
+typedef struct async_copy {
+    uint32_t dst;
+    const uint8_t *src;
+    unsigned size, src_size;
+    int group; /* -1 until committed */
+    int line;
+} async_copy;
+
+enum { T_RUN, T_WARP, T_BAR, T_CLUSTER, T_DONE };
+enum { OP_NONE, OP_LDMATRIX, OP_MMA, OP_SHFL };
+
+typedef struct sim_thread {
+    fattn_sim_self self;
+    fattn_fiber *fiber;
+    int state;
+    unsigned tid, rank, gtid, lane;
+    struct sim_warp *warp;
+    fattn_sim_site wait_site;
+    async_copy *copies;
+    int ncopies, cap_copies, groups; /* groups committed so far */
+} sim_thread;
+
+/* One lane's part of a pending warp collective. */
+typedef struct lane_args {
+    unsigned *r;
+    unsigned addr;
+    float *d;
+    const unsigned *a;
+    unsigned b0, b1, v, mask;
+    int lanemask;
+    unsigned result;
+} lane_args;
+
+/* A shared access of one lane, kept until the warp next synchronizes. */
+typedef struct lane_access {
+    int site; /* index into the report's sites */
+    int occ;  /* the lane's how-many-th access at that site since the last sync */
+    int lane;
+    uint32_t addr;
+    unsigned size;
+} lane_access;
+
+typedef struct sim_warp {
+    int op;
+    fattn_sim_site site;
+    int trans;
+    uint32_t arrived;
+    lane_args args[32];
+    lane_access *acc;
+    int nacc, cap_acc;
+    int occ_site[16], occ_count[16][32], nocc;
+} sim_warp;
+
+typedef struct sim_block {
+    uint8_t *alloc, *smem; /* smem: the launch's dynamic shared memory, GUARD bytes each side */
+    shadow *sh;
+    uint32_t epoch;
+    unsigned bar_count;
+    fattn_sim_site bar_site;
+} sim_block;
+
+typedef struct sim_buf {
+    const char *name;
+    uint8_t *alloc, *base;
+    size_t size;
+    int writable;
+} sim_buf;
+
+typedef struct sim {
+    const fattn_sim_launch *l;
+    fattn_sim_report *rep;
+    fattn_fiber_pool *pool;
+    sim_thread *threads; /* cluster * threads */
+    sim_warp *warps;     /* cluster * threads / 32 */
+    sim_block *blocks;   /* cluster */
+    unsigned nthreads;   /* in the cluster */
+    sim_buf bufs[4];
+    sim_thread *cur;
+    uint32_t cluster_epoch;
+    unsigned cluster_count;
+    fattn_sim_site cluster_site;
+    int stop;    /* a divergent collective or a deadlock: nothing can go on */
+    int faulted; /* a memory fault: the launch ends with this cluster */
+} sim;
+
+static sim *S;
+
+static const char *const kind_names[FATTN_SIMK_KINDS] = {
+    "misaligned",
+    "shared_out_of_bounds",
+    "global_out_of_bounds",
+    "input_written",
+    "divergent",
+    "deadlock",
+    "race_raw",
+    "race_war",
+    "race_waw",
+    "cp_async_unwaited",
+    "uninitialized_read",
+};
+
+const char *fattn_sim_kind_name(int kind)
+{
+    return kind >= 0 && kind < FATTN_SIMK_KINDS ? kind_names[kind] : "unknown";
+}
+
+int fattn_sim_kind_fatal(int kind)
+{
+    return kind <= FATTN_SIMK_DEADLOCK;
+}
+
+/* ---- findings ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+typedef struct finding_in {
+    int kind;
+    const sim_thread *t;
+    const fattn_sim_site *site;
+    const char *space;
+    uint64_t addr;
+    unsigned size;
+    const char *insn;
+    int other_thr; /* gtid, or -1 */
+    int other_line;
+} finding_in;
+
+/* Records a finding (merged with an earlier one of the same kind and lines).
+ * A memory fault marks the launch to end after this cluster (the access is
+ * not performed; the caller skips it), so that every faulting site of the
+ * cluster is named; a divergent collective or a deadlock stops the launch
+ * at once and does not return. */
+static void finding(const finding_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void finding(const finding_in *in, const char *fmt, ...)
+{
+    fattn_sim_report *rep = S->rep;
+    const int line = in->site ? in->site->line : 0;
+    for (int i = 0; i < rep->nfindings; ++i) {
+        fattn_sim_finding *f = &rep->findings[i];
+        if (f->kind == in->kind && f->line == line && f->other_line == in->other_line) {
+            ++f->count;
+            goto maybe_stop;
+        }
+    }
+    if (rep->nfindings == FATTN_SIM_MAX_FINDINGS) {
+        ++rep->findings_dropped;
+        goto maybe_stop;
+    }
+    fattn_sim_finding *f = &rep->findings[rep->nfindings++];
+    memset(f, 0, sizeof *f);
+    f->kind = in->kind;
+    f->count = 1;
+    f->thread = f->other_thread = f->other_block_x = -1;
+    if (in->t) {
+        f->block[0] = in->t->self.block_idx.x, f->block[1] = in->t->self.block_idx.y;
+        f->block[2] = in->t->self.block_idx.z;
+        f->thread = (int)in->t->tid;
+    }
+    if (in->other_thr >= 0) {
+        const sim_thread *o = &S->threads[in->other_thr];
+        f->other_thread = (int)o->tid;
+        f->other_block_x = (int)o->self.block_idx.x;
+    }
+    snprintf(f->space, sizeof f->space, "%s", in->space ? in->space : "");
+    f->addr = in->addr;
+    f->size = in->size;
+    snprintf(f->insn, sizeof f->insn, "%s", in->insn ? in->insn : "");
+    snprintf(f->file, sizeof f->file, "%s", in->site && in->site->file ? in->site->file : "");
+    f->line = line;
+    f->other_line = in->other_line;
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (in->t)
+        snprintf(f->detail, sizeof f->detail, "%s: %s (block (%u,%u,%u) thread %d) at %s:%d", kind_names[in->kind],
+                 what, f->block[0], f->block[1], f->block[2], f->thread, base_name(f->file), line);
+    else
+        snprintf(f->detail, sizeof f->detail, "%s: %s", kind_names[in->kind], what);
+maybe_stop:
+    if (fattn_sim_kind_fatal(in->kind)) {
+        S->faulted = 1;
+        rep->stopped = 1;
+    }
+    if (in->kind == FATTN_SIMK_DIVERGENT || in->kind == FATTN_SIMK_DEADLOCK) {
+        S->stop = 1;
+        if (S->cur)
+            for (;;)
+                fattn_fiber_yield();
+    }
+}
+
+static sim_thread *me(void)
+{
+    return S->cur;
+}
+
+/* ---- shared memory: bounds, alignment, shadow ---- */
+
+static const char *access_insn(char *buf, size_t n, const char *op, const char *space, unsigned size)
+{
+    static const char *const types[] = {"", "b8", "b16", "", "b32", "", "", "",      "v2.b32",
+                                        "", "",   "",    "", "",    "", "", "v4.b32"};
+    snprintf(buf, n, "%s.%s.%s", op, space, size <= 16 ? types[size] : "?");
+    return buf;
+}
+
+/* Checks [addr, addr + size) of block `rank`'s shared memory: 0, or -1 with
+ * the fault recorded. */
+static int smem_check(const fattn_sim_site *s, unsigned rank, uint64_t addr, unsigned size, unsigned align,
+                      const char *insn)
+{
+    finding_in in = {
+        .t = me(), .site = s, .space = "shared", .addr = addr, .size = size, .insn = insn, .other_thr = -1};
+    if (addr % align) {
+        in.kind = FATTN_SIMK_MISALIGNED;
+        finding(&in, "%s at shared 0x%llx is not %u-byte aligned", insn, (unsigned long long)addr, align);
+        return -1;
+    }
+    if (addr + size > S->l->smem_bytes) {
+        in.kind = FATTN_SIMK_SHARED_OOB;
+        finding(&in, "%s of %u bytes at shared 0x%llx%s is past the %u bytes of dynamic shared memory", insn, size,
+                (unsigned long long)addr, rank != me()->rank ? " (a peer block's)" : "", S->l->smem_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static int ordered(const sim_thread *t, unsigned thr, uint32_t bep, uint32_t cep)
+{
+    if (thr == t->gtid)
+        return 1;
+    if (thr / S->l->threads == t->rank)
+        return bep != S->blocks[t->rank].epoch;
+    return cep != S->cluster_epoch;
+}
+
+static void race(int kind, const fattn_sim_site *s, unsigned addr, unsigned size, const char *insn, unsigned other,
+                 int other_line, const char *how)
+{
+    finding_in in = {.kind = kind,
+                     .t = me(),
+                     .site = s,
+                     .space = "shared",
+                     .addr = addr,
+                     .size = size,
+                     .insn = insn,
+                     .other_thr = (int)other,
+                     .other_line = other_line};
+    const sim_thread *o = &S->threads[other];
+    finding(&in, "%s at shared 0x%x %s thread %u%s (line %d) with no barrier between", insn, addr, how, o->tid,
+            o->rank != me()->rank ? " of a peer block" : "", other_line);
+}
+
+/* A read of `size` bytes of block `rank`'s shared memory by the running thread. */
+static void shadow_read(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn)
+{
+    sim_thread *t = me();
+    sim_block *b = &S->blocks[rank];
+    int reported = 0;
+    for (unsigned i = 0; i < size; ++i) {
+        shadow *h = &b->sh[addr + i];
+        if (!reported) {
+            if (h->flags & SH_PENDING) {
+                finding_in in = {.kind = FATTN_SIMK_ASYNC_UNWAITED,
+                                 .t = t,
+                                 .site = s,
+                                 .space = "shared",
+                                 .addr = addr,
+                                 .size = size,
+                                 .insn = insn,
+                                 .other_thr = h->w_thr,
+                                 .other_line = h->w_line};
+                finding(&in,
+                        "%s at shared 0x%x reads the destination of thread %u's cp.async (line %d) before "
+                        "its wait_group",
+                        insn, addr, S->threads[h->w_thr].tid, h->w_line);
+                reported = 1;
+            } else if (!(h->flags & SH_WRITTEN)) {
+                finding_in in = {.kind = FATTN_SIMK_UNINIT_READ,
+                                 .t = t,
+                                 .site = s,
+                                 .space = "shared",
+                                 .addr = addr + i,
+                                 .size = size,
+                                 .insn = insn,
+                                 .other_thr = -1};
+                finding(&in, "%s reads shared 0x%x, which nothing wrote", insn, addr + i);
+                reported = 1;
+            } else if (!ordered(t, h->w_thr, h->w_bep, h->w_cep)) {
+                race(FATTN_SIMK_RACE_RAW, s, addr, size, insn, h->w_thr, h->w_line, "reads what was written by");
+                reported = 1;
+            }
+        }
+        if ((h->flags & SH_READ) && h->r_thr != t->gtid && !ordered(t, h->r_thr, h->r_bep, h->r_cep)) {
+            h->flags |= SH_RMULTI;
+            continue;
+        }
+        h->flags = (uint8_t)((h->flags | SH_READ) & ~SH_RMULTI);
+        h->r_thr = (uint16_t)t->gtid, h->r_line = (uint16_t)s->line;
+        h->r_bep = S->blocks[t->rank].epoch, h->r_cep = S->cluster_epoch;
+    }
+}
+
+/* A write (or the start of a cp.async, pending) by the running thread. */
+static void shadow_write(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn,
+                         int pending)
+{
+    sim_thread *t = me();
+    sim_block *b = &S->blocks[rank];
+    int reported = 0;
+    for (unsigned i = 0; i < size; ++i) {
+        shadow *h = &b->sh[addr + i];
+        if (!reported) {
+            if ((h->flags & SH_PENDING) && h->w_thr != t->gtid) {
+                race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line,
+                     "overwrites the in-flight cp.async of");
+                reported = 1;
+            } else if ((h->flags & SH_WRITTEN) && !ordered(t, h->w_thr, h->w_bep, h->w_cep)) {
+                race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line, "overwrites what was written by");
+                reported = 1;
+            } else if ((h->flags & SH_READ) && (h->r_thr != t->gtid || (h->flags & SH_RMULTI))
+                       && !ordered(t, h->r_thr, h->r_bep, h->r_cep)) {
+                race(FATTN_SIMK_RACE_WAR, s, addr, size, insn, h->r_thr, h->r_line, "overwrites what was read by");
+                reported = 1;
+            }
+        }
+        h->flags = (uint8_t)(pending ? h->flags | SH_PENDING : (h->flags | SH_WRITTEN) & ~SH_PENDING);
+        h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)s->line;
+        h->w_bep = S->blocks[t->rank].epoch, h->w_cep = S->cluster_epoch;
+    }
+}
+
+/* ---- wavefronts ---- */
+
+static int site_index(int line, const char *insn, unsigned width)
+{
+    fattn_sim_report *rep = S->rep;
+    for (int i = 0; i < rep->nsites; ++i)
+        if (rep->sites[i].line == line && !strcmp(rep->sites[i].insn, insn))
+            return i;
+    if (rep->nsites == FATTN_SIM_MAX_SITES)
+        return -1;
+    fattn_sim_site_stats *st = &rep->sites[rep->nsites];
+    memset(st, 0, sizeof *st);
+    st->line = line;
+    snprintf(st->insn, sizeof st->insn, "%s", insn);
+    st->width = width;
+    return rep->nsites++;
+}
+
+static void site_add(int site, unsigned phases, unsigned wavefronts, unsigned worst)
+{
+    if (site < 0)
+        return;
+    fattn_sim_site_stats *st = &S->rep->sites[site];
+    st->instructions++;
+    st->phases += phases;
+    st->wavefronts += wavefronts;
+    if (worst > st->worst_ways)
+        st->worst_ways = worst;
+}
+
+static void note_access(sim_thread *t, int line, const char *insn, uint32_t addr, unsigned size)
+{
+    sim_warp *w = t->warp;
+    int site = site_index(line, insn, size), k;
+    if (site < 0)
+        return;
+    for (k = 0; k < w->nocc && w->occ_site[k] != site; ++k)
+        ;
+    if (k == w->nocc) {
+        if (w->nocc == 16)
+            return;
+        w->occ_site[k] = site;
+        memset(w->occ_count[k], 0, sizeof w->occ_count[k]);
+        ++w->nocc;
+    }
+    if (w->nacc == w->cap_acc) {
+        int cap = w->cap_acc ? 2 * w->cap_acc : 256;
+        lane_access *a = realloc(w->acc, (size_t)cap * sizeof *a);
+        if (!a)
+            return;
+        w->acc = a, w->cap_acc = cap;
+    }
+    w->acc[w->nacc++] = (lane_access){site, w->occ_count[k][t->lane]++, (int)t->lane, addr, size};
+}
+
+static int acc_cmp(const void *a, const void *b)
+{
+    const lane_access *x = a, *y = b;
+    if (x->site != y->site)
+        return x->site - y->site;
+    if (x->occ != y->occ)
+        return x->occ - y->occ;
+    return x->lane - y->lane;
+}
+
+/* The warp synchronized: every lane's accesses since the last time are
+ * grouped into instructions (site, occurrence) and their phases measured. */
+static void warp_flush(sim_warp *w)
+{
+    qsort(w->acc, (size_t)w->nacc, sizeof *w->acc, acc_cmp);
+    for (int i = 0; i < w->nacc;) {
+        int j = i;
+        while (j < w->nacc && w->acc[j].site == w->acc[i].site && w->acc[j].occ == w->acc[i].occ)
+            ++j;
+        const unsigned width = w->acc[i].size, per = width <= 4 ? 32 : width == 8 ? 16 : 8;
+        unsigned phases = 0, waves = 0, worst = 0;
+        for (unsigned p = 0; p < 32 / per; ++p) {
+            uint32_t addr[32];
+            unsigned size[32];
+            int n = 0;
+            for (int k = i; k < j; ++k)
+                if ((unsigned)w->acc[k].lane / per == p)
+                    addr[n] = w->acc[k].addr, size[n++] = w->acc[k].size;
+            if (!n)
+                continue;
+            unsigned ways = fattn_sim_wavefronts(addr, size, n);
+            ++phases;
+            waves += ways;
+            if (ways > worst)
+                worst = ways;
+        }
+        site_add(w->acc[i].site, phases, waves, worst);
+        i = j;
+    }
+    w->nacc = 0;
+    w->nocc = 0;
+}
+
+/* ---- generic-pointer loads and stores ---- */
+
+/* *off: the shared offset of a generic pointer into the running block's
+ * shared memory. Returns 0, or -1 (fault recorded) when it is not one. */
+static int smem_offset(const fattn_sim_site *s, const void *p, unsigned size, const char *insn, uint32_t *off)
+{
+    sim_thread *t = me();
+    const uint8_t *q = p;
+    sim_block *b = &S->blocks[t->rank];
+    if (q >= b->smem - GUARD && q < b->smem + S->l->smem_bytes + GUARD) {
+        long rel = (long)(q - b->smem);
+        finding_in in = {.kind = FATTN_SIMK_SHARED_OOB,
+                         .t = t,
+                         .site = s,
+                         .space = "shared",
+                         .addr = (uint64_t)rel,
+                         .size = size,
+                         .insn = insn,
+                         .other_thr = -1};
+        if (rel < 0) {
+            finding(&in, "%s at %ld bytes before the block's shared memory", insn, -rel);
+            return -1;
+        }
+        *off = (uint32_t)rel;
+        return 0;
+    }
+    finding_in in = {.kind = FATTN_SIMK_SHARED_OOB,
+                     .t = t,
+                     .site = s,
+                     .space = "shared",
+                     .size = size,
+                     .insn = insn,
+                     .other_thr = -1};
+    for (unsigned r = 0; r < S->l->cluster; ++r)
+        if (r != t->rank && q >= S->blocks[r].smem && q < S->blocks[r].smem + S->l->smem_bytes) {
+            finding(&in, "%s through a generic pointer into block rank %u's shared memory", insn, r);
+            return -1;
+        }
+    finding(&in, "%s at %p, which is not in the block's shared memory", insn, p);
+    return -1;
+}
+
+/* The global buffer holding [p, p + size), checked: NULL when the access
+ * faults (recorded). */
+static sim_buf *global_check(const fattn_sim_site *s, const void *p, unsigned size, int write, const char *insn,
+                             uint64_t *off)
+{
+    const uint8_t *q = p;
+    finding_in in = {.t = me(), .site = s, .space = "global", .size = size, .insn = insn, .other_thr = -1};
+    for (int i = 0; i < 4; ++i) {
+        sim_buf *b = &S->bufs[i];
+        if (q < b->base - GUARD || q >= b->base + b->size + GUARD)
+            continue;
+        long rel = (long)(q - b->base);
+        in.addr = (uint64_t)rel;
+        if (rel < 0 || (size_t)rel + size > b->size) {
+            in.kind = FATTN_SIMK_GLOBAL_OOB;
+            if (rel < 0)
+                finding(&in, "%s at %ld bytes before %s", insn, -rel, b->name);
+            else
+                finding(&in, "%s at %s + %ld, past the end of its %zu bytes", insn, b->name, rel, b->size);
+            return NULL;
+        }
+        if ((uintptr_t)q % size) {
+            in.kind = FATTN_SIMK_MISALIGNED;
+            finding(&in, "%s at %s + %ld is not %u-byte aligned", insn, b->name, rel, size);
+            return NULL;
+        }
+        if (write && !b->writable) {
+            in.kind = FATTN_SIMK_INPUT_WRITE;
+            finding(&in, "%s writes the input %s at %s + %ld", insn, b->name, b->name, rel);
+            return NULL;
+        }
+        *off = (uint64_t)rel;
+        return b;
+    }
+    in.kind = FATTN_SIMK_GLOBAL_OOB;
+    finding(&in, "%s at %p, outside Q, K, V and O", insn, p);
+    return NULL;
+}
+
+static void api_load(fattn_sim_site s, int space, const void *p, void *out, unsigned size)
+{
+    char insn[48];
+    uint64_t off;
+    if (space == FATTN_SIM_SHARED) {
+        access_insn(insn, sizeof insn, "ld", "shared", size);
+        uint32_t a;
+        if (smem_offset(&s, p, size, insn, &a) || smem_check(&s, me()->rank, a, size, size, insn)) {
+            memset(out, 0xff, size);
+            return;
+        }
+        shadow_read(&s, me()->rank, a, size, insn);
+        note_access(me(), s.line, "ld.shared", a, size);
+        memcpy(out, S->blocks[me()->rank].smem + a, size);
+    } else {
+        access_insn(insn, sizeof insn, "ld", "global", size);
+        if (global_check(&s, p, size, 0, insn, &off))
+            memcpy(out, p, size);
+        else
+            memset(out, 0xff, size);
+    }
+}
+
+static void api_store(fattn_sim_site s, int space, void *p, const void *in, unsigned size)
+{
+    char insn[48];
+    uint64_t off;
+    if (space == FATTN_SIM_SHARED) {
+        access_insn(insn, sizeof insn, "st", "shared", size);
+        uint32_t a;
+        if (smem_offset(&s, p, size, insn, &a) || smem_check(&s, me()->rank, a, size, size, insn))
+            return;
+        shadow_write(&s, me()->rank, a, size, insn, 0);
+        note_access(me(), s.line, "st.shared", a, size);
+        memcpy(S->blocks[me()->rank].smem + a, in, size);
+    } else {
+        access_insn(insn, sizeof insn, "st", "global", size);
+        if (global_check(&s, p, size, 1, insn, &off))
+            memcpy(p, in, size);
+    }
+}
+
+static unsigned api_smem_addr(fattn_sim_site s, const void *p)
+{
+    uint32_t a = 0;
+    smem_offset(&s, p, 0, "cvta.to.shared", &a);
+    return a;
+}
+
+/* ---- barriers ---- */
+
+static void api_syncthreads(fattn_sim_site s)
+{
+    sim_thread *t = me();
+    sim_block *b = &S->blocks[t->rank];
+    if (b->bar_count && b->bar_site.line != s.line) {
+        finding_in in = {.kind = FATTN_SIMK_DIVERGENT,
+                         .t = t,
+                         .site = &s,
+                         .insn = "bar.sync 0",
+                         .other_thr = -1,
+                         .other_line = b->bar_site.line};
+        finding(&in, "__syncthreads reached at line %d while other threads of the block wait at line %d", s.line,
+                b->bar_site.line);
+    }
+    b->bar_site = s;
+    t->wait_site = s;
+    if (++b->bar_count < S->l->threads) {
+        t->state = T_BAR;
+        fattn_fiber_yield();
+        return;
+    }
+    b->bar_count = 0;
+    ++b->epoch;
+    for (unsigned i = 0; i < S->l->threads; ++i) {
+        sim_thread *o = &S->threads[t->rank * S->l->threads + i];
+        if (o->state == T_BAR)
+            o->state = T_RUN;
+    }
+    for (unsigned w = 0; w < S->l->threads / 32; ++w)
+        warp_flush(&S->warps[t->rank * (S->l->threads / 32) + w]);
+}
+
+static void api_cluster_sync(fattn_sim_site s)
+{
+    sim_thread *t = me();
+    if (S->cluster_count && S->cluster_site.line != s.line) {
+        finding_in in = {.kind = FATTN_SIMK_DIVERGENT,
+                         .t = t,
+                         .site = &s,
+                         .insn = "barrier.cluster",
+                         .other_thr = -1,
+                         .other_line = S->cluster_site.line};
+        finding(&in, "cluster barrier reached at line %d while other threads wait at line %d", s.line,
+                S->cluster_site.line);
+    }
+    S->cluster_site = s;
+    t->wait_site = s;
+    if (++S->cluster_count < S->nthreads) {
+        t->state = T_CLUSTER;
+        fattn_fiber_yield();
+        return;
+    }
+    S->cluster_count = 0;
+    ++S->cluster_epoch;
+    for (unsigned r = 0; r < S->l->cluster; ++r)
+        ++S->blocks[r].epoch;
+    for (unsigned i = 0; i < S->nthreads; ++i)
+        if (S->threads[i].state == T_CLUSTER)
+            S->threads[i].state = T_RUN;
+    for (unsigned w = 0; w < S->nthreads / 32; ++w)
+        warp_flush(&S->warps[w]);
+}
+
+static unsigned api_cluster_rank(fattn_sim_site s)
+{
+    (void)s;
+    return me()->rank;
+}
+
+/* ---- warp collectives ---- */
+
+static const char *op_name(int op, int trans)
+{
+    switch (op) {
+    case OP_LDMATRIX: return trans ? "ldmatrix.x4.trans" : "ldmatrix.x4";
+    case OP_MMA: return "mma.m16n8k16";
+    case OP_SHFL: return "shfl.sync.bfly";
+    default: return "?";
+    }
+}
+
+static void exec_ldmatrix(sim_warp *w, unsigned first_tid, unsigned rank)
+{
+    fattn_sim_smem sm = {S->blocks[rank].smem, S->l->smem_bytes};
+    uint32_t addr[32], out[32][4];
+    const char *insn = op_name(OP_LDMATRIX, w->trans);
+    sim_thread *self = S->cur;
+    int bad = 0;
+    for (int l = 0; l < 32; ++l) {
+        addr[l] = w->args[l].addr;
+        S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l]; /* the lane the row belongs to */
+        bad |= smem_check(&w->site, rank, addr[l], 16, 16, insn);
+    }
+    if (bad) { /* not executed: the registers keep what they held */
+        S->cur = self;
+        return;
+    }
+    for (int l = 0; l < 32; ++l) {
+        S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l];
+        shadow_read(&w->site, rank, addr[l], 16, insn);
+    }
+    S->cur = self;
+    fattn_sim_fault f;
+    unsigned waves = 0;
+    fattn_sim_ldmatrix_x4(&sm, addr, w->trans, out, &f, &waves);
+    for (int l = 0; l < 32; ++l)
+        memcpy(w->args[l].r, out[l], sizeof out[l]);
+    /* One phase per matrix: its 8 rows. */
+    static const unsigned sixteen[8] = {16, 16, 16, 16, 16, 16, 16, 16};
+    unsigned worst = 0;
+    for (int m = 0; m < 4; ++m) {
+        unsigned ways = fattn_sim_wavefronts(addr + 8 * m, sixteen, 8);
+        worst = ways > worst ? ways : worst;
+    }
+    site_add(site_index(w->site.line, insn, 16), 4, waves, worst);
+}
+
+static void exec_mma(sim_warp *w)
+{
+    uint32_t a[32][4], b[32][2];
+    float c[32][4], d[32][4];
+    for (int l = 0; l < 32; ++l) {
+        memcpy(a[l], w->args[l].a, sizeof a[l]);
+        b[l][0] = w->args[l].b0, b[l][1] = w->args[l].b1;
+        memcpy(c[l], w->args[l].d, sizeof c[l]);
+    }
+    fattn_sim_mma_m16n8k16(a, b, c, d);
+    for (int l = 0; l < 32; ++l)
+        memcpy(w->args[l].d, d[l], sizeof d[l]);
+}
+
+static void exec_shfl(sim_warp *w, unsigned first_tid, unsigned rank)
+{
+    uint32_t a[32], d[32];
+    for (int l = 0; l < 32; ++l) {
+        a[l] = w->args[l].v;
+        if (w->args[l].mask != 0xffffffffu || w->args[l].lanemask != w->args[0].lanemask) {
+            S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l];
+            finding_in in = {
+                .kind = FATTN_SIMK_DIVERGENT, .t = S->cur, .site = &w->site, .insn = "shfl.sync.bfly", .other_thr = -1};
+            finding(&in, "shfl.sync with membermask 0x%x and lane mask %d (lane 0: 0x%x, %d)", w->args[l].mask,
+                    w->args[l].lanemask, w->args[0].mask, w->args[0].lanemask);
+        }
+    }
+    fattn_sim_fault f;
+    fattn_sim_shfl_bfly(a, (unsigned)w->args[0].lanemask, 0x1f, 0xffffffffu, d, &f);
+    for (int l = 0; l < 32; ++l)
+        w->args[l].result = d[l];
+}
+
+/* Lane `t` arrives at a collective; the last lane executes it for the warp.
+ * Returns with the lane's results in place. */
+static void collective(sim_thread *t, const fattn_sim_site *s, int op, int trans)
+{
+    sim_warp *w = t->warp;
+    if (w->arrived && (w->op != op || w->site.line != s->line || w->trans != trans)) {
+        finding_in in = {.kind = FATTN_SIMK_DIVERGENT,
+                         .t = t,
+                         .site = s,
+                         .insn = op_name(op, trans),
+                         .other_thr = -1,
+                         .other_line = w->site.line};
+        finding(&in, "%s reached while other lanes of the warp wait at %s (line %d)", op_name(op, trans),
+                op_name(w->op, w->trans), w->site.line);
+    }
+    w->op = op, w->site = *s, w->trans = trans;
+    w->arrived |= 1u << t->lane;
+    t->wait_site = *s;
+    if (w->arrived != 0xffffffffu) {
+        t->state = T_WARP;
+        fattn_fiber_yield();
+        return;
+    }
+    const unsigned first = t->tid - t->lane;
+    switch (op) {
+    case OP_LDMATRIX: exec_ldmatrix(w, first, t->rank); break;
+    case OP_MMA: exec_mma(w); break;
+    case OP_SHFL: exec_shfl(w, first, t->rank); break;
+    }
+    S->cur = t;
+    ++S->rep->collectives;
+    w->arrived = 0;
+    w->op = OP_NONE;
+    for (unsigned l = 0; l < 32; ++l)
+        S->threads[t->rank * S->l->threads + first + l].state = T_RUN;
+    warp_flush(w);
+}
+
+static void api_ldmatrix_x4(fattn_sim_site s, unsigned r[4], unsigned addr, int trans)
+{
+    sim_thread *t = me();
+    t->warp->args[t->lane].r = r;
+    t->warp->args[t->lane].addr = addr;
+    collective(t, &s, OP_LDMATRIX, trans);
+}
+
+static void api_mma_16816(fattn_sim_site s, float d[4], const unsigned a[4], unsigned b0, unsigned b1)
+{
+    sim_thread *t = me();
+    lane_args *la = &t->warp->args[t->lane];
+    la->d = d, la->a = a, la->b0 = b0, la->b1 = b1;
+    collective(t, &s, OP_MMA, 0);
+}
+
+static unsigned api_shfl_xor(fattn_sim_site s, unsigned mask, unsigned v, int lanemask)
+{
+    sim_thread *t = me();
+    lane_args *la = &t->warp->args[t->lane];
+    la->mask = mask, la->v = v, la->lanemask = lanemask;
+    collective(t, &s, OP_SHFL, 0);
+    return t->warp->args[t->lane].result;
+}
+
+/* ---- cp.async ---- */
+
+static void api_cp_async(fattn_sim_site s, unsigned dst, const void *src, unsigned size, unsigned src_size)
+{
+    sim_thread *t = me();
+    char insn[48];
+    uint64_t off;
+    snprintf(insn, sizeof insn, "cp.async.%s %u", size == 16 ? "cg" : "ca", size);
+    if (smem_check(&s, t->rank, dst, size, size, insn))
+        return;
+    /* The source is aligned to the copy's size, and inside its buffer when read. */
+    if (src_size && !global_check(&s, src, size, 0, insn, &off))
+        return;
+    if ((uintptr_t)src % size) {
+        finding_in in = {.kind = FATTN_SIMK_MISALIGNED,
+                         .t = t,
+                         .site = &s,
+                         .space = "global",
+                         .size = size,
+                         .insn = insn,
+                         .other_thr = -1};
+        finding(&in, "%s source %p is not %u-byte aligned", insn, src, size);
+        return;
+    }
+    shadow_write(&s, t->rank, dst, size, insn, 1);
+    note_access(t, s.line, "cp.async", dst, size);
+    if (t->ncopies == t->cap_copies) {
+        int cap = t->cap_copies ? 2 * t->cap_copies : 64;
+        async_copy *c = realloc(t->copies, (size_t)cap * sizeof *c);
+        if (!c) {
+            fattn_error(FATTN_EFAIL, "simulator: out of memory");
+            abort();
+        }
+        t->copies = c, t->cap_copies = cap;
+    }
+    t->copies[t->ncopies++] = (async_copy){dst, src, size, src_size, -1, s.line};
+}
+
+static void api_cp_async_commit(fattn_sim_site s)
+{
+    sim_thread *t = me();
+    (void)s;
+    for (int i = 0; i < t->ncopies; ++i)
+        if (t->copies[i].group < 0)
+            t->copies[i].group = t->groups;
+    ++t->groups;
+}
+
+/* Lands every copy of thread t in a group older than `keep_from`. */
+static void retire(sim_thread *t, int keep_from, int all)
+{
+    sim_block *b = &S->blocks[t->rank];
+    int n = 0;
+    for (int i = 0; i < t->ncopies; ++i) {
+        async_copy *c = &t->copies[i];
+        if (all || (c->group >= 0 && c->group < keep_from)) {
+            memset(b->smem + c->dst, 0, c->size);
+            memcpy(b->smem + c->dst, c->src, c->src_size);
+            for (unsigned k = 0; k < c->size; ++k) {
+                shadow *h = &b->sh[c->dst + k];
+                h->flags = (uint8_t)((h->flags | SH_WRITTEN) & ~SH_PENDING);
+                h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)c->line;
+                h->w_bep = b->epoch, h->w_cep = S->cluster_epoch;
+            }
+        } else {
+            t->copies[n++] = *c;
+        }
+    }
+    t->ncopies = n;
+}
+
+static void api_cp_async_wait(fattn_sim_site s, int n)
+{
+    (void)s;
+    sim_thread *t = me();
+    retire(t, t->groups - n, 0);
+}
+
+/* ---- distributed shared memory ---- */
+
+static unsigned api_cluster_map(fattn_sim_site s, unsigned addr, unsigned rank)
+{
+    if (rank >= S->l->cluster) {
+        finding_in in = {.kind = FATTN_SIMK_SHARED_OOB,
+                         .t = me(),
+                         .site = &s,
+                         .space = "shared",
+                         .addr = addr,
+                         .insn = "mapa.shared::cluster",
+                         .other_thr = -1};
+        finding(&in, "mapa to block rank %u of a cluster of %u", rank, S->l->cluster);
+        rank = me()->rank;
+    }
+    return ((rank + 1u) << CLUSTER_SHIFT) | (addr & ((1u << CLUSTER_SHIFT) - 1u));
+}
+
+static void api_ld_cluster(fattn_sim_site s, unsigned addr, void *out, unsigned size)
+{
+    sim_thread *t = me();
+    char insn[48];
+    snprintf(insn, sizeof insn, "ld.shared::cluster.%s", size == 16 ? "v4.f32" : "f32");
+    unsigned rank = addr >> CLUSTER_SHIFT ? (addr >> CLUSTER_SHIFT) - 1u : t->rank;
+    uint32_t off = addr & ((1u << CLUSTER_SHIFT) - 1u);
+    if (smem_check(&s, rank, off, size, size, insn)) {
+        memset(out, 0xff, size);
+        return;
+    }
+    shadow_read(&s, rank, off, size, insn);
+    memcpy(out, S->blocks[rank].smem + off, size);
+}
+
+static const fattn_sim_api api = {
+    .version = FATTN_SIM_API_VERSION,
+    .load = api_load,
+    .store = api_store,
+    .smem_addr = api_smem_addr,
+    .syncthreads = api_syncthreads,
+    .ldmatrix_x4 = api_ldmatrix_x4,
+    .mma_16816 = api_mma_16816,
+    .shfl_xor = api_shfl_xor,
+    .cp_async = api_cp_async,
+    .cp_async_commit = api_cp_async_commit,
+    .cp_async_wait = api_cp_async_wait,
+    .cluster_rank = api_cluster_rank,
+    .cluster_sync = api_cluster_sync,
+    .cluster_map = api_cluster_map,
+    .ld_cluster = api_ld_cluster,
+};
+
+/* ---- the launch ---- */
+
+static void thread_main(void *arg)
+{
+    sim_thread *t = arg;
+    const fattn_sim_launch *l = S->l;
+    l->entry(S->bufs[0].base, S->bufs[1].base, S->bufs[2].base, S->bufs[3].base, l->batch, l->heads, l->seqlen,
+             l->scale);
+    retire(t, 0, 1); /* copies still in flight land after the thread exits */
+    t->state = T_DONE;
+}
+
+static const char *state_name(int st)
+{
+    switch (st) {
+    case T_WARP: return "a warp collective";
+    case T_BAR: return "__syncthreads";
+    case T_CLUSTER: return "the cluster barrier";
+    default: return "nothing";
+    }
+}
+
+/* Nothing can run and not every thread has returned: name what waits on what. */
+static void deadlock(void)
+{
+    sim_thread *waiter = NULL, *gone = NULL;
+    for (unsigned i = 0; i < S->nthreads; ++i) {
+        sim_thread *t = &S->threads[i];
+        if (t->state == T_DONE)
+            gone = gone ? gone : t;
+        else if (!waiter)
+            waiter = t;
+    }
+    finding_in in = {.t = waiter, .site = &waiter->wait_site, .other_thr = gone ? (int)gone->gtid : -1};
+    if (waiter->state == T_WARP) {
+        sim_warp *w = waiter->warp;
+        int missing = -1;
+        for (int l = 0; l < 32 && missing < 0; ++l)
+            if (!(w->arrived >> l & 1u))
+                missing = l;
+        sim_thread *m = &S->threads[waiter->tid - waiter->lane + (unsigned)missing + waiter->rank * S->l->threads];
+        in.kind = FATTN_SIMK_DIVERGENT;
+        in.insn = op_name(w->op, w->trans);
+        in.other_thr = (int)m->gtid;
+        in.other_line = m->state == T_DONE ? 0 : m->wait_site.line;
+        finding(&in, "%s waits for lane %d, which %s", in.insn, missing,
+                m->state == T_DONE  ? "has exited"
+                : m->state == T_BAR ? "waits at __syncthreads"
+                                    : "waits at another instruction");
+        return;
+    }
+    in.kind = FATTN_SIMK_DEADLOCK;
+    in.insn = waiter->state == T_BAR ? "bar.sync 0" : "barrier.cluster";
+    if (gone)
+        finding(&in, "thread %u waits at %s, which thread %u will never reach: it has exited", waiter->tid,
+                state_name(waiter->state), gone->tid);
+    else
+        finding(&in, "thread %u waits at %s forever", waiter->tid, state_name(waiter->state));
+}
+
+static int run_cluster(unsigned cx, unsigned by, unsigned bz)
+{
+    const fattn_sim_launch *l = S->l;
+    S->cluster_epoch = 0;
+    S->cluster_count = 0;
+    for (unsigned r = 0; r < l->cluster; ++r) {
+        sim_block *b = &S->blocks[r];
+        memset(b->smem, 0xff, l->smem_bytes);
+        memset(b->sh, 0, (size_t)l->smem_bytes * sizeof *b->sh);
+        b->epoch = 0;
+        b->bar_count = 0;
+    }
+    for (unsigned i = 0; i < S->nthreads / 32; ++i) {
+        S->warps[i].arrived = 0;
+        S->warps[i].op = OP_NONE;
+        S->warps[i].nacc = S->warps[i].nocc = 0;
+    }
+    for (unsigned i = 0; i < S->nthreads; ++i) {
+        sim_thread *t = &S->threads[i];
+        t->rank = i / l->threads;
+        t->tid = i % l->threads;
+        t->gtid = i;
+        t->lane = t->tid % 32;
+        t->warp = &S->warps[i / 32];
+        t->self.thread_idx = (fattn_sim_dim3){t->tid, 0, 0};
+        t->self.block_idx = (fattn_sim_dim3){cx * l->cluster + t->rank, by, bz};
+        t->self.block_dim = (fattn_sim_dim3){l->threads, 1, 1};
+        t->self.grid_dim = (fattn_sim_dim3){l->grid[0], l->grid[1], l->grid[2]};
+        t->self.smem = S->blocks[t->rank].smem;
+        t->state = T_RUN;
+        t->ncopies = 0;
+        t->groups = 0;
+        t->fiber = fattn_fiber_at(S->pool, (int)i);
+        fattn_fiber_start(t->fiber, thread_main, t);
+    }
+    S->rep->blocks += l->cluster;
+    for (;;) {
+        int ran = 0, live = 0;
+        for (unsigned i = 0; i < S->nthreads && !S->stop; ++i) {
+            sim_thread *t = &S->threads[i];
+            if (t->state == T_DONE)
+                continue;
+            ++live;
+            if (t->state != T_RUN)
+                continue;
+            S->cur = t;
+            *l->self_slot = &t->self;
+            fattn_fiber_resume(t->fiber);
+            ++S->rep->switches;
+            S->cur = NULL;
+            ran = 1;
+        }
+        if (S->stop)
+            return 1;
+        if (!live)
+            break;
+        if (!ran) {
+            deadlock();
+            return 1;
+        }
+    }
+    for (unsigned i = 0; i < S->nthreads / 32; ++i)
+        warp_flush(&S->warps[i]);
+    return 0;
+}
+
+static int buf_alloc(sim_buf *b, const char *name, size_t size, int writable)
+{
+    b->name = name;
+    b->size = size;
+    b->writable = writable;
+    b->alloc = malloc(size + 2 * (size_t)GUARD);
+    b->base = b->alloc ? b->alloc + GUARD : NULL;
+    return b->alloc ? 0 : -1;
+}
+
+static void release(sim *s)
+{
+    for (int i = 0; i < 4; ++i)
+        free(s->bufs[i].alloc);
+    if (s->blocks)
+        for (unsigned r = 0; r < s->l->cluster; ++r) {
+            free(s->blocks[r].alloc);
+            free(s->blocks[r].sh);
+        }
+    if (s->threads)
+        for (unsigned i = 0; i < s->nthreads; ++i)
+            free(s->threads[i].copies);
+    if (s->warps)
+        for (unsigned i = 0; i < s->nthreads / 32; ++i)
+            free(s->warps[i].acc);
+    free(s->blocks);
+    free(s->threads);
+    free(s->warps);
+    fattn_fiber_pool_free(&s->pool);
+}
+
+int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
+{
+    sim s;
+    memset(&s, 0, sizeof s);
+    memset(rep, 0, sizeof *rep);
+    s.l = l;
+    s.rep = rep;
+    if (!l->threads || l->threads % 32 || l->threads > 1024 || !l->cluster || l->grid[0] % l->cluster)
+        return fattn_error(FATTN_EFAIL, "simulator: a launch of %u threads in clusters of %u over %u blocks in x",
+                           l->threads, l->cluster, l->grid[0]);
+    const size_t elems = (size_t)l->batch * l->heads * l->seqlen * l->head_dim, bytes = elems * 2;
+    s.nthreads = l->threads * l->cluster;
+    s.threads = calloc(s.nthreads, sizeof *s.threads);
+    s.warps = calloc(s.nthreads / 32, sizeof *s.warps);
+    s.blocks = calloc(l->cluster, sizeof *s.blocks);
+    int bad = !s.threads || !s.warps || !s.blocks;
+    for (unsigned r = 0; !bad && r < l->cluster; ++r) {
+        sim_block *b = &s.blocks[r];
+        b->alloc = aligned_alloc(128, ((size_t)l->smem_bytes + 2 * (size_t)GUARD + 127) / 128 * 128);
+        b->sh = calloc(l->smem_bytes ? l->smem_bytes : 1, sizeof *b->sh);
+        b->smem = b->alloc ? b->alloc + GUARD : NULL;
+        bad = !b->alloc || !b->sh;
+    }
+    bad = bad || buf_alloc(&s.bufs[0], "Q", bytes, 0) || buf_alloc(&s.bufs[1], "K", bytes, 0)
+          || buf_alloc(&s.bufs[2], "V", bytes, 0) || buf_alloc(&s.bufs[3], "O", bytes, 1);
+    if (bad) {
+        release(&s);
+        return fattn_error(FATTN_EFAIL, "simulator: out of memory for a launch of %zu-element tensors", elems);
+    }
+    s.pool = fattn_fiber_pool_new((int)s.nthreads, STACK_BYTES);
+    if (!s.pool) {
+        release(&s);
+        return FATTN_EFAIL;
+    }
+    memcpy(s.bufs[0].base, l->q, bytes);
+    memcpy(s.bufs[1].base, l->k, bytes);
+    memcpy(s.bufs[2].base, l->v, bytes);
+    memcpy(s.bufs[3].base, l->o, bytes);
+    *l->api_slot = &api;
+    S = &s;
+    for (unsigned z = 0; z < l->grid[2] && !s.stop && !s.faulted; ++z)
+        for (unsigned y = 0; y < l->grid[1] && !s.stop && !s.faulted; ++y)
+            for (unsigned x = 0; x < l->grid[0] / l->cluster && !s.stop && !s.faulted; ++x)
+                run_cluster(x, y, z);
+    S = NULL;
+    memcpy(l->o, s.bufs[3].base, bytes);
+    release(&s);
+    return FATTN_OK;
+}
+
+const fattn_sim_finding *fattn_sim_report_worst(const fattn_sim_report *rep)
+{
+    const fattn_sim_finding *best = NULL;
+    for (int i = 0; i < rep->nfindings; ++i)
+        if (!best || rep->findings[i].kind < best->kind)
+            best = &rep->findings[i];
+    return best;
+}
