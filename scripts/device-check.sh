@@ -331,7 +331,7 @@ stage_tests() {
     say "| test | exit | seconds |"
     say "|---|---|---|"
     local t rc t0
-    for t in test_gpu test_gpu_reference test_cudnn "test_gpu_engine $tool"; do
+    for t in test_gpu test_gpu_reference "test_sim_prims --gpu" test_cudnn "test_gpu_engine $tool"; do
         t0=$(date +%s)
         # shellcheck disable=SC2086
         run "$build/tests/"$t

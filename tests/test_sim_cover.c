@@ -3,7 +3,12 @@
  * search/space.json and search/space-h100.json (every value of every
  * parameter with every value of every other, of D in {64, 128}, causal or
  * not, S in {1, 33, 130, 257}, (B, H) in {(1, 2), (2, 1)}) runs through the
- * simulator with no fault, no hazard and correct numerics.
+ * simulator with no fault, no hazard and correct numerics;
+ * and acceptance 6: in every case, the bank-conflict gate's model (the worst
+ * ways of each access kind, gates/access.h) equals the worst wavefronts per
+ * phase the simulator measured at the kernel line of that access, and so
+ * it does for an even spread of the configurations the gate rejects for
+ * bank conflicts, each of which the simulator measures conflicting.
  *
  * The coverage is checked here against an oracle of its own (which pairs a
  * kernel can hold), not against the sampler's candidate list.
@@ -13,6 +18,8 @@
 #include <string.h>
 
 #include "compile/kernel_src.h"
+#include "gates/gates.h"
+#include "gates/layout.h"
 #include "sim/check.h"
 #include "sim/kernel.h"
 #include "sim/sample.h"
@@ -66,6 +73,72 @@ static int feasible(int p, int a, int q, int b)
     if (p == FATTN_P_BLOCK_N && q == FATTN_P_SPLIT_KV)
         return b <= (257 + a - 1) / a; /* a cluster no larger than the key tiles at S = 257 */
     return 1;
+}
+
+/* The access kinds of the bank model, by the kernel call at a line: the
+ * copy line serves the Q tile and the K/V slots alike (one template), so it
+ * is held to the worse of the two. Lines of other accesses (the split-KV
+ * partials, DSMEM) are not modelled: -1. */
+enum { SITE_COPY = FATTN_ACC_KINDS, SITE_NONE = -1 };
+
+static int site_kind(const char *line)
+{
+    static const struct {
+        const char *call;
+        int kind;
+    } calls[] = {
+        {"cp_async<kLoadBytes>(base + tile_off", SITE_COPY}, {"st_shared(tile + tile_off", SITE_COPY},
+        {"ldmatrix_x4(a[mt], q_tile", FATTN_ACC_LDM_Q},      {"ldmatrix_x4(b, slot", FATTN_ACC_LDM_K},
+        {"ldmatrix_x4_trans(b, slot", FATTN_ACC_LDM_V},      {"st_shared(q_tile + tile_off", FATTN_ACC_O_STAGE},
+        {"ld_shared<VecT>(q_tile", FATTN_ACC_O_OUT},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; ++i)
+        if (strstr(line, calls[i].call))
+            return calls[i].kind;
+    return SITE_NONE;
+}
+
+/* Line `n` (1-based) of text, into out. */
+static void line_of(const char *text, int n, char *out, size_t size)
+{
+    for (int i = 1; i < n && text; ++i) {
+        text = strchr(text, '\n');
+        text = text ? text + 1 : NULL;
+    }
+    snprintf(out, size, "%.*s", text ? (int)strcspn(text, "\n") : 0, text ? text : "");
+}
+
+/* Holds the model to the measurement of one case; counts the kinds seen. */
+static int bank_agrees(const fattn_kernel_src *ks, const fattn_sim_case *c, const fattn_sim_report *rep,
+                       const char *key, int seen[FATTN_ACC_KINDS + 1])
+{
+    fattn_layout l;
+    unsigned model[FATTN_ACC_KINDS];
+    fattn_layout_init(&l, &c->cfg, c->shape.head_dim);
+    fattn_bank_model_ways(&l, model);
+    int ok = 1;
+    for (int i = 0; i < rep->nsites; ++i) {
+        const fattn_sim_site_stats *st = &rep->sites[i];
+        char text[512];
+        line_of(ks->text, st->line, text, sizeof text);
+        const int kind = site_kind(text);
+        if (kind == SITE_NONE)
+            continue;
+        unsigned want = kind == SITE_COPY
+                            ? (model[FATTN_ACC_Q_COPY] > model[FATTN_ACC_KV_COPY] ? model[FATTN_ACC_Q_COPY]
+                                                                                  : model[FATTN_ACC_KV_COPY])
+                            : model[kind];
+        seen[kind] = 1;
+        if (st->worst_ways != want) {
+            fprintf(stderr,
+                    "%s D=%d: line %d (%s, %u bytes a lane): the gate models %u-way, the simulator measured %u "
+                    "(%llu wavefronts over %llu phases)\n",
+                    key, c->shape.head_dim, st->line, st->insn, st->width, want, st->worst_ways,
+                    (unsigned long long)st->wavefronts, (unsigned long long)st->phases);
+            ok = 0;
+        }
+    }
+    return ok;
 }
 
 static void covering(const char *space_file)
@@ -122,7 +195,7 @@ static void covering(const char *space_file)
     CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), FATTN_KERNEL_FILE, &ks), 0);
     char *cache = fattn_sim_cache_dir();
     const double t0 = fattn_now_ms();
-    int bad = 0;
+    int bad = 0, disagree = 0, conflicted = 0, seen[FATTN_ACC_KINDS + 1] = {0};
     for (size_t k = 0; k < n; ++k) {
         fattn_sim_check r;
         char key[FATTN_KEY_MAX];
@@ -136,12 +209,76 @@ static void covering(const char *space_file)
                     r.detail);
         }
         CHECK(rc == 0 && fattn_sim_check_passed(&r));
+        if (rc == 0 && r.ran) {
+            disagree += !bank_agrees(&ks, &cases[k], &r.rep, key, seen);
+            for (int i = 0; i < r.rep.nsites; ++i)
+                conflicted += r.rep.sites[i].worst_ways > 1;
+        }
     }
-    fprintf(stderr, "%s: %zu cases cover %zu pairs; simulated in %.1f s, %d not clean\n", space_file, n, pairs,
-            (fattn_now_ms() - t0) / 1000.0, bad);
+    CHECK_INT(disagree, 0);
+    /* Every modelled kind was measured somewhere, and some conflict among
+     * them (the sample holds unswizzled layouts the gate rejects). */
+    for (int kind = FATTN_ACC_LDM_Q; kind <= SITE_COPY; ++kind)
+        CHECK(seen[kind]);
+    int unswizzled = 0;
+    for (int i = 0; i < sp.nvalues[FATTN_P_SWIZZLE]; ++i)
+        unswizzled |= sp.values[FATTN_P_SWIZZLE][i] == 0;
+    if (unswizzled)
+        CHECK(conflicted > 0);
+    fprintf(stderr,
+            "%s: %zu cases cover %zu pairs; simulated in %.1f s, %d not clean; bank model vs measured: %d cases "
+            "disagree, %d conflicted sites\n",
+            space_file, n, pairs, (fattn_now_ms() - t0) / 1000.0, bad, disagree, conflicted);
     free(cache);
     fattn_kernel_src_release(&ks);
     free(cases);
+    fattn_space_release(&sp);
+}
+
+/* Configurations the bank gate rejects: the measurement agrees, conflicts. */
+static void bank_rejected(void)
+{
+    enum { PICK = 12 };
+    fattn_space sp;
+    CHECK_INT(fattn_space_load(fattn_default_space_path(), &sp), 0);
+    fattn_kernel_src ks;
+    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), FATTN_KERNEL_FILE, &ks), 0);
+    char *cache = fattn_sim_cache_dir();
+    fattn_gate_limits lim;
+    fattn_gate_limits_default(&lim);
+    int checked = 0, seen[FATTN_ACC_KINDS + 1] = {0};
+    for (int d = 64; d <= 128; d += 64) {
+        fattn_sim_case c = {.shape = {1, 2, 130, d, d == 128}};
+        fattn_space_verdicts sv;
+        fattn_gates_space(&sp, NULL, &c.shape, fattn_arch_find("sm_90"), &lim, &sv);
+        size_t rejected = (size_t)sv.counts[FATTN_R_BANK_CONFLICTS], nth = 0;
+        CHECK(rejected >= PICK / 2);
+        for (size_t i = 0; i < sv.n && rejected; ++i) {
+            if (sv.v[i].reason != FATTN_R_BANK_CONFLICTS || nth++ % (rejected / (PICK / 2)) != 0)
+                continue;
+            fattn_space_config(&sp, i, &c.cfg);
+            char key[FATTN_KEY_MAX];
+            fattn_config_key(&c.cfg, key);
+            fattn_sim_check r;
+            CHECK_INT(fattn_sim_check_config(&ks, &c.cfg, &c.shape, 7, cache, &r), 0);
+            CHECK(r.ran);
+            if (!r.ran)
+                continue;
+            unsigned worst = 0;
+            for (int k = 0; k < r.rep.nsites; ++k)
+                worst = r.rep.sites[k].worst_ways > worst ? r.rep.sites[k].worst_ways : worst;
+            if (worst <= 1)
+                fprintf(stderr, "%s D=%d: rejected for %s, yet measured conflict-free\n", key, d, sv.v[i].detail);
+            CHECK(worst > 1);
+            CHECK(bank_agrees(&ks, &c, &r.rep, key, seen));
+            ++checked;
+        }
+        fattn_space_verdicts_release(&sv);
+    }
+    CHECK(checked >= PICK);
+    fprintf(stderr, "bank_conflicts rejections: %d simulated, each measured conflicting as modelled\n", checked);
+    free(cache);
+    fattn_kernel_src_release(&ks);
     fattn_space_release(&sp);
 }
 
@@ -161,5 +298,6 @@ int main(void)
     T_RUN(cover_small);
     T_RUN(covering_default);
     T_RUN(covering_h100);
+    T_RUN(bank_rejected);
     return t_exit();
 }

@@ -84,6 +84,10 @@ enum {
     OPT_TARGET,
     OPT_RESAMPLES,
     OPT_KERNEL,
+    OPT_CONFIG,
+    OPT_COVERING,
+    OPT_TIMEOUT,
+    OPT_RUN,
 };
 
 #define CLI_TIMING_OPTIONS                                                                                             \
@@ -175,6 +179,11 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);
 
+/* Reorders surv[0..count) so that its first n entries are a seeded sample
+ * of the survivors, in their stable order; returns how many that is
+ * (compile --sample, check --sample). */
+int cli_sample_survivors(size_t *surv, size_t count, long n, long seed);
+
 /* Prints configurations indices[0..n) of `space` as rows: index, key and
  * the nine tunables. */
 void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);
@@ -231,5 +240,6 @@ int cmd_search(int argc, char **argv, cli_common *c);
 int cmd_confirm(int argc, char **argv, cli_common *c);
 int cmd_bench(int argc, char **argv, cli_common *c);
 int cmd_report(int argc, char **argv, cli_common *c);
+int cmd_check(int argc, char **argv, cli_common *c);
 
 #endif

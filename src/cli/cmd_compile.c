@@ -140,29 +140,6 @@ static int on_compiled(void *arg, fattn_compile_item *it)
     return rc;
 }
 
-/* Reorders surv[] so that its first n entries are a seeded sample of the
- * survivors, in their stable order; returns how many that is. */
-static int sample_survivors(size_t *surv, size_t count, long n, long seed)
-{
-    if ((size_t)n >= count)
-        return (int)count;
-    fattn_rng rng;
-    fattn_rng_seed(&rng, (uint64_t)seed);
-    for (size_t i = count - 1; i > 0; --i) {
-        size_t j = (size_t)fattn_rng_below(&rng, (uint64_t)i + 1);
-        size_t tmp = surv[i];
-        surv[i] = surv[j];
-        surv[j] = tmp;
-    }
-    for (long i = 1; i < n; ++i)
-        for (long k = i; k > 0 && surv[k - 1] > surv[k]; --k) {
-            size_t tmp = surv[k];
-            surv[k] = surv[k - 1];
-            surv[k - 1] = tmp;
-        }
-    return (int)n;
-}
-
 static void summary(const run_state *s, const fattn_batch_stats *bs, const fattn_space_verdicts *sv, double seconds)
 {
     char shape[96];
@@ -244,7 +221,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
 
     /* Static gates: decided before anything is written. */
     fattn_gates_space(&t.space, t.filter_text ? &t.filter : NULL, &t.shape, t.arch, &t.lim, &sv);
-    nsurv = o.has_sample ? sample_survivors(sv.survivors, sv.nsurvivors, o.sample, o.seed) : (int)sv.nsurvivors;
+    nsurv = o.has_sample ? cli_sample_survivors(sv.survivors, sv.nsurvivors, o.sample, o.seed) : (int)sv.nsurvivors;
 
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
         goto out;

@@ -26,11 +26,15 @@ static const char help[] =
     "                                                      without --study)\n"
     "       fattn-tune query landscape [--study N]         every trial's verdict and time, as the\n"
     "                                                      replay evaluator reads it\n"
+    "       fattn-tune query sim [--run N] [--limit N]     a simulator run's verdicts (fattn-tune check),\n"
+    "                                                      failures first\n"
+    "       fattn-tune query simruns                       every simulator run\n"
     "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
     "\n"
     "Opens the database read-only. --study defaults to the latest study.\n"
     "\n"
     "  --study N            study id (see 'query studies')\n"
+    "  --run N              simulator run id (see 'query simruns'; default the latest)\n"
     "  --status S           trials with this status: rejected, compiled, error, ok\n"
     "  --reason R           trials rejected for this reason (a gate code such as spills)\n"
     "  --limit N            at most N rows (default 50 for trials, 10 for top, 0 = all)\n"
@@ -40,7 +44,7 @@ static const char help[] =
     "  -h, --help           this help\n";
 
 typedef struct query_opts {
-    long long study;
+    long long study, run;
     const char *status, *reason, *sql, *output;
     long limit;
     int has_limit, format;
@@ -69,6 +73,11 @@ static int handle(void *ctx, int opt, const char *arg)
                                "smem_overflow, bank_conflicts, spills or low_occupancy",
                                arg);
         o->reason = arg;
+        return FATTN_OK;
+    case OPT_RUN:
+        if (cli_long("--run", arg, 1, 2147483647L, &v))
+            return FATTN_EUSAGE;
+        o->run = v;
         return FATTN_OK;
     case OPT_LIMIT: o->has_limit = 1; return cli_long("--limit", arg, 0, 100000000, &o->limit);
     case OPT_SQL: o->sql = arg; return FATTN_OK;
@@ -176,6 +185,29 @@ static int write_landscape(fattn_store *s, long long study, FILE *out)
     return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read the trials");
 }
 
+/* The simulator run `want` (0: the latest) into *run. */
+static int sim_run_pick(fattn_store *s, long long want, long long *run)
+{
+    sqlite3_stmt *st;
+    const char *sql = want ? "SELECT id FROM sim_runs WHERE id = ?1" : "SELECT max(id) FROM sim_runs";
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read the simulator runs");
+    if (want)
+        sqlite3_bind_int64(st, 1, want);
+    int r = sqlite3_step(st);
+    *run = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return fattn_store_fail(s, "cannot read the simulator runs");
+    if (!*run && want)
+        return fattn_error(FATTN_EUSAGE, "--run %lld: no such simulator run in %s (see fattn-tune query simruns)", want,
+                           fattn_store_path(s));
+    if (!*run)
+        return fattn_error(FATTN_EFAIL, "%s has no simulator runs yet: fattn-tune check makes them",
+                           fattn_store_path(s));
+    return FATTN_OK;
+}
+
 int cmd_query(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
@@ -184,6 +216,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         {"status", required_argument, NULL, OPT_STATUS},
         {"reason", required_argument, NULL, OPT_REASON},
         {"limit", required_argument, NULL, OPT_LIMIT},
+        {"run", required_argument, NULL, OPT_RUN},
         {"sql", required_argument, NULL, OPT_SQL},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
@@ -209,12 +242,15 @@ int cmd_query(int argc, char **argv, cli_common *c)
         if (cli_long("query trial", argv[first++], 1, 2147483647L, &trial_id))
             return FATTN_EUSAGE;
     } else if (strcmp(sub, "studies") && strcmp(sub, "trials") && strcmp(sub, "top") && strcmp(sub, "rejections")
-               && strcmp(sub, "cache") && strcmp(sub, "landscape") && strcmp(sub, "confirmations")) {
+               && strcmp(sub, "cache") && strcmp(sub, "landscape") && strcmp(sub, "confirmations") && strcmp(sub, "sim")
+               && strcmp(sub, "simruns")) {
         return fattn_error(FATTN_EUSAGE,
                            "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
-                           "trial ID, cache, landscape or confirmations",
+                           "trial ID, cache, landscape, confirmations, sim or simruns",
                            sub);
     }
+    if (o.run && strcmp(sub, "sim"))
+        return fattn_error(FATTN_EUSAGE, "query: --run picks a simulator run, for 'query sim' only");
     if (first < argc)
         return cli_extra_operand("query", argv[first]);
 
@@ -250,6 +286,10 @@ int cmd_query(int argc, char **argv, cli_common *c)
     if (!strcmp(sub, "landscape")) {
         rc = write_landscape(s, study, out.f);
         goto out;
+    }
+    if (!strcmp(sub, "sim")) {
+        if ((rc = sim_run_pick(s, o.run, &study)))
+            goto out;
     }
     char empty[256] = "";
     const char *sql;
@@ -295,6 +335,22 @@ int cmd_query(int argc, char **argv, cli_common *c)
               "CASE regression WHEN 1 THEN 'REGRESSION' WHEN 0 THEN 'no' ELSE '' END AS vs_previous "
               "FROM confirmations WHERE ?1 = 0 OR study_id = ?1 ORDER BY id DESC LIMIT ?4";
         snprintf(empty, sizeof empty, "no confirmations yet: fattn-tune confirm makes them (on a GPU)");
+    } else if (!strcmp(sub, "sim")) {
+        sql = "SELECT id, config_key, batch || ',' || heads || ',' || seqlen || ',' || head_dim AS shape, "
+              "CASE causal WHEN 1 THEN 'yes' ELSE 'no' END AS causal, verdict, "
+              "CASE WHEN line IS NULL THEN '' ELSE replace(file, rtrim(file, replace(file, '/', '')), '') || ':' || "
+              "line || coalesce(' vs ' || other_line, '') END "
+              "AS line, insn, round(run_ms / 1000.0, 2) AS sim_s, detail, fix FROM sim_checks WHERE run_id = ?1 "
+              "ORDER BY verdict = 'ok', defect DESC, verdict, seq LIMIT ?4";
+        snprintf(empty, sizeof empty, "sim run %lld has no verdicts yet", study);
+    } else if (!strcmp(sub, "simruns")) {
+        sql = "SELECT r.id, r.created_at, r.status, r.mode, substr(r.kernel_hash, 1, 12) AS kernel, r.arch, "
+              "(SELECT count(*) FROM sim_checks c WHERE c.run_id = r.id) AS checked, "
+              "(SELECT count(*) FROM sim_checks c WHERE c.run_id = r.id AND c.verdict = 'ok') AS ok, "
+              "(SELECT count(*) FROM sim_checks c WHERE c.run_id = r.id AND c.defect = 1) AS defects, "
+              "r.command FROM sim_runs r ORDER BY r.id";
+        limit = 0;
+        snprintf(empty, sizeof empty, "no simulator runs yet: fattn-tune check makes them");
     } else if (!strcmp(sub, "cache")) {
         sql = "SELECT key, arch, ok, registers, spill_stores + spill_loads AS spill_bytes, smem_dynamic AS smem, "
               "round(compile_ms, 1) AS compile_ms, length(cubin) AS cubin_bytes, created_at, options "

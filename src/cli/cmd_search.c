@@ -166,6 +166,64 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
+/* The simulator's defects of this kernel source (fattn-tune check), sorted
+ * by configuration key as the store returns them. */
+typedef struct sim_defect {
+    char key[FATTN_KEY_MAX];
+    char detail[FATTN_DETAIL_MAX];
+} sim_defect;
+
+typedef struct sim_defects {
+    sim_defect *d;
+    size_t n, cap;
+} sim_defects;
+
+static int add_defect(void *arg, const char *key, const char *verdict, const char *detail, long long check_id)
+{
+    sim_defects *ds = arg;
+    if (ds->n == ds->cap) {
+        ds->cap = ds->cap ? 2 * ds->cap : 16;
+        ds->d = fattn_xrealloc(ds->d, ds->cap * sizeof *ds->d);
+    }
+    sim_defect *d = &ds->d[ds->n++];
+    snprintf(d->key, sizeof d->key, "%s", key);
+    snprintf(d->detail, sizeof d->detail, "sim check %lld: %s", check_id, detail[0] ? detail : verdict);
+    return 0;
+}
+
+static int cmp_defect(const void *a, const void *b)
+{
+    return strcmp(((const sim_defect *)a)->key, ((const sim_defect *)b)->key);
+}
+
+/* Turns the survivors the simulator found defective (same kernel source,
+ * head dimension and mask) into rejections for reason "simulator". */
+static int skip_sim_defects(fattn_store *store, const cli_target *t, const fattn_kernel_src *src,
+                            fattn_space_verdicts *sv, size_t *skipped)
+{
+    sim_defects ds = {0};
+    *skipped = 0;
+    int rc = fattn_store_sim_defects(store, src->hash, t->shape.head_dim, t->shape.causal, add_defect, &ds);
+    if (!rc && ds.n) {
+        qsort(ds.d, ds.n, sizeof *ds.d, cmp_defect);
+        size_t *surv = fattn_xmalloc((sv->nsurvivors + 1) * sizeof *surv);
+        const size_t ns = sv->nsurvivors;
+        memcpy(surv, sv->survivors, ns * sizeof *surv);
+        for (size_t j = 0; j < ns; ++j) {
+            sim_defect probe;
+            fattn_config cfg;
+            fattn_space_config(&t->space, surv[j], &cfg);
+            fattn_config_key(&cfg, probe.key);
+            const sim_defect *d = bsearch(&probe, ds.d, ds.n, sizeof *ds.d, cmp_defect);
+            if (d)
+                *skipped += (size_t)fattn_space_verdicts_reject(sv, surv[j], FATTN_R_SIMULATOR, d->detail);
+        }
+        free(surv);
+    }
+    free(ds.d);
+    return rc;
+}
+
 typedef struct progress_state {
     int tty;
     double last;
@@ -198,9 +256,12 @@ static void summary(long long study, const char *strategy, const cli_target *t, 
     printf("study %lld: search (%s) of %s for %s on %s, %s\n", study, strategy, t->space.label, shape, t->arch->name,
            ev->device);
     printf("timing: %s\n", ev->method);
-    printf("%zu configurations: %zu rejected by the static gates, %zu survive; %zu tried, %zu run, %zu measured in "
-           "%.1f s\n%s",
-           sv->considered, sv->considered - sv->nsurvivors, sv->nsurvivors, p->tried, p->evaluated, p->ok,
+    const size_t sim = (size_t)sv->counts[FATTN_R_SIMULATOR];
+    printf("%zu configurations: %zu rejected by the static gates, ", sv->considered,
+           sv->considered - sv->nsurvivors - sim);
+    if (sim)
+        printf("%zu skipped as the simulator found them defective, ", sim);
+    printf("%zu survive; %zu tried, %zu run, %zu measured in %.1f s\n%s", sv->nsurvivors, p->tried, p->evaluated, p->ok,
            p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
     if (p->resumed)
         printf("resumed: %zu of those trials come from the study's earlier runs\n\n", p->resumed);
@@ -210,7 +271,7 @@ static void summary(long long study, const char *strategy, const cli_target *t, 
     char count[32];
     fattn_rows_init(&rows, 3, names);
     for (int r = 1; r < FATTN_R_COUNT; ++r) {
-        int n = (r <= FATTN_R_LAST_STATIC ? sv->counts[r] : 0) + p->by_reason[r];
+        int n = sv->counts[r] + p->by_reason[r];
         if (!n)
             continue;
         snprintf(count, sizeof count, "%d", n);
@@ -260,6 +321,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     cli_target t;
     fattn_kernel_src src = {0};
     fattn_space_verdicts sv = {0};
+    size_t sim_skipped = 0;
     fattn_evaluator *ev = NULL;
     fattn_store *store = NULL;
     cli_gpu gpu = {0};
@@ -353,6 +415,13 @@ int cmd_search(int argc, char **argv, cli_common *c)
     }
     if (!store && (rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
         goto out;
+    if ((rc = skip_sim_defects(store, &t, &src, &sv, &sim_skipped)))
+        goto out;
+    if (sim_skipped && !c->quiet)
+        fprintf(stderr,
+                "fattn-tune: skipping %zu configuration%s the simulator found defective with this kernel source "
+                "(fattn-tune query sim)\n",
+                sim_skipped, sim_skipped == 1 ? "" : "s");
     cmdline = cli_command_line(c);
     fattn_gate_limits_json(&t.lim, limits, sizeof limits);
     char driver[32] = "";

@@ -32,6 +32,7 @@ static const command commands[] = {
     {"space", cmd_space, 0, "count, list and filter the configuration space"},
     {"gates", cmd_gates, 0, "run the hard gates for a shape and arch; --explain one configuration"},
     {"compile", cmd_compile, 0, "compile every gate survivor with NVRTC and store its resources"},
+    {"check", cmd_check, 0, "run configurations through the kernel simulator on the CPU: faults, races, numerics"},
     {"query", cmd_query, 0, "read studies, trials, rejections, confirmations and the compile cache"},
     {"export", cmd_export, 0, "write the best configuration: C header, kernel, dispatch table, JSON, T4"},
     {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
@@ -50,12 +51,11 @@ static void usage(FILE *f)
                "Commands:\n");
     for (const command *c = commands; c->name; ++c)
         fprintf(f, "  %-9s %s%s\n", c->name, c->summary, c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
-    fprintf(
-        f,
-        "  help      this text, or a command's: fattn-tune help gates\n"
-        "\n"
-        "space, gates, compile, query, export and report need no GPU. Run 'fattn-tune <command> --help' for options.\n"
-        "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
+    fprintf(f, "  help      this text, or a command's: fattn-tune help gates\n"
+               "\n"
+               "space, gates, compile, check, query, export and report need no GPU. Run 'fattn-tune <command> --help' "
+               "for options.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
 }
 
 static const command *find_command(const char *name)

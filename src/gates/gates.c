@@ -65,6 +65,10 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
     [FATTN_R_NUMERICS] = {"numerics", FATTN_STAGE_RUN,
                           "the output differs from the reference beyond atol + rtol*|ref|, or holds NaN/Inf",
                           "check the configuration's numerics; the detail names the worst element"},
+    [FATTN_R_SIMULATOR] = {"simulator", FATTN_STAGE_RUN,
+                           "the simulator (fattn-tune check) found a fault, a race or wrong numerics in the "
+                           "configuration with this kernel source",
+                           "fix the kernel at the line the check names (fattn-tune query sim), then check again"},
 };
 
 const fattn_reason_info *fattn_reason(int r)
@@ -299,13 +303,20 @@ static int bank_visit(const fattn_warp_req *r, void *ctx)
     return 0;
 }
 
+void fattn_bank_model_ways(const fattn_layout *l, unsigned worst[FATTN_ACC_KINDS])
+{
+    bank_scan b = {{0}};
+    fattn_access_each(l, bank_visit, &b);
+    memcpy(worst, b.worst, sizeof b.worst);
+}
+
 static int gate_bank_conflicts(const gate_ctx *g, fattn_verdict *v)
 {
     bank_scan b = {{0}};
     char list[256];
     size_t n = 0;
     int worst = 0;
-    fattn_access_each(&g->layout, bank_visit, &b);
+    fattn_bank_model_ways(&g->layout, b.worst);
     for (int k = 0; k < FATTN_ACC_KINDS; ++k) {
         if (b.worst[k] > b.worst[worst])
             worst = k;
@@ -428,6 +439,23 @@ void fattn_gates_space(const fattn_space *space, const fattn_filter *filter, con
         if (r == FATTN_R_NONE)
             out->survivors[out->nsurvivors++] = i;
     }
+}
+
+int fattn_space_verdicts_reject(fattn_space_verdicts *sv, size_t i, int reason, const char *detail)
+{
+    if (i >= sv->n || sv->v[i].reason != FATTN_R_NONE)
+        return 0;
+    size_t k = 0;
+    for (size_t j = 0; j < sv->nsurvivors; ++j)
+        if (sv->survivors[j] != i)
+            sv->survivors[k++] = sv->survivors[j];
+    sv->nsurvivors = k;
+    sv->v[i].reason = reason;
+    sv->v[i].pass = 0;
+    snprintf(sv->v[i].detail, sizeof sv->v[i].detail, "%s", detail);
+    --sv->counts[FATTN_R_NONE];
+    ++sv->counts[reason];
+    return 1;
 }
 
 void fattn_space_verdicts_release(fattn_space_verdicts *sv)

@@ -6,10 +6,10 @@
  *   device_memory, tiling, misaligned_cp_async, misaligned_ldmatrix,
  *   smem_overflow, bank_conflicts, coalescing
  * The compile stage adds the post-compile gates (compile/postgates.h:
- * compile_error, smem_mismatch, spills, low_occupancy) and the GPU engine the
+ * compile_error, smem_mismatch, spills, low_occupancy), the GPU engine the
  * run-time verdicts (launch_refused, runtime_fault, timeout, numerics, each
- * named as run/evaluator.h names its verdict); their reasons live in the one
- * table here. Every reason has a stable code, a one-line explanation and a
+ * named as run/evaluator.h names its verdict) and search the simulator's
+ * stored verdicts (simulator); their reasons live in the one table here. Every reason has a stable code, a one-line explanation and a
  * suggested fix; every verdict carries the numbers it was decided on.
  */
 #ifndef FATTN_GATES_GATES_H
@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "gates/access.h"
 #include "space/params.h"
 #include "space/space.h"
 #include "target/arch.h"
@@ -42,6 +43,8 @@ enum fattn_reason {
     FATTN_R_RUNTIME_FAULT,
     FATTN_R_TIMEOUT,
     FATTN_R_NUMERICS,
+    /* found earlier by the simulator (fattn-tune check), same kernel source */
+    FATTN_R_SIMULATOR,
     FATTN_R_COUNT,
     FATTN_R_FIRST_STATIC = FATTN_R_DEVICE_MEMORY,
     FATTN_R_LAST_STATIC = FATTN_R_COALESCING,
@@ -109,6 +112,10 @@ int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_v
  * cluster no larger than the key tiles, ...), 0 with why in *v. */
 int fattn_gate_tiling(const fattn_gate_input *in, fattn_verdict *v);
 
+/* The bank-conflict gate's model: the worst ways of any phase of each
+ * access kind (gates/access.h) of the layout. */
+void fattn_bank_model_ways(const fattn_layout *l, unsigned worst[FATTN_ACC_KINDS]);
+
 /* The static gates over a whole space. */
 typedef struct fattn_space_verdicts {
     size_t n;          /* configurations in the space */
@@ -124,6 +131,11 @@ typedef struct fattn_space_verdicts {
 void fattn_gates_space(const fattn_space *space, const fattn_filter *filter, const fattn_shape *shape,
                        const fattn_arch *arch, const fattn_gate_limits *lim, fattn_space_verdicts *out);
 void fattn_space_verdicts_release(fattn_space_verdicts *sv);
+
+/* Rejects survivor `i` (a space index) after the static gates, for `reason`
+ * (the simulator's earlier verdict): it leaves survivors[] and is counted
+ * under the reason. Returns 1, or 0 when i was no survivor. */
+int fattn_space_verdicts_reject(fattn_space_verdicts *sv, size_t i, int reason, const char *detail);
 
 /* A verdict of gate `r` after the test-only skip mask: a rejection by a
  * skipped gate is recorded as a pass that says so. Returns the pass flag. */

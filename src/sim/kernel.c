@@ -85,7 +85,7 @@ static int run_capture(char *const argv[], fattn_strbuf *out)
 }
 
 /* The compiler's first --version line, once per process. */
-static int compiler_identity(char *out, size_t n)
+int fattn_sim_compiler_identity(char *out, size_t n)
 {
     static char id[256];
     if (!id[0]) {
@@ -268,7 +268,7 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         free(t);
     }
     char id[256];
-    if (compiler_identity(id, sizeof id))
+    if (fattn_sim_compiler_identity(id, sizeof id))
         goto out;
     key_of(src, defp, ndefs, text.s, id, k->key);
 

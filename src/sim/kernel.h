@@ -50,6 +50,11 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
 
 void fattn_sim_kernel_close(fattn_sim_kernel *k);
 
+/* The host compiler and the first line of its --version ("c++: c++ (Debian
+ * 14.2.0-19) 14.2.0"), part of every cache key. Returns 0, or FATTN_EFAIL
+ * (reported: install g++ or set CXX) when it cannot be run. */
+int fattn_sim_compiler_identity(char *out, size_t n);
+
 /* Finds inline PTX (asm statements) in `text` outside comments: returns the
  * 1-based line of the first, or 0. */
 int fattn_sim_find_asm(const char *text);

@@ -196,4 +196,43 @@ typedef struct fattn_confirm_prev {
 int fattn_store_confirmation_previous(fattn_store *s, const char *config_key, const char *device,
                                       const fattn_shape *shape, fattn_confirm_prev *p);
 
+/* A simulator run (fattn-tune check; sim_checks.c). */
+typedef struct fattn_sim_run_rec {
+    const char *mode; /* "config", "sample", "all", "covering" */
+    const char *command;
+    const char *kernel_hash;
+    const char *space_path, *space_hash; /* NULL for --config alone */
+    const char *arch;
+    long long seed;
+    const char *compiler; /* the host C++ compiler's first line of --version */
+} fattn_sim_run_rec;
+
+/* Inserts a run with status 'running' (its own transaction). */
+int fattn_store_sim_run_begin(fattn_store *s, const fattn_sim_run_rec *r, long long *id);
+
+/* Sets the run's status ('done', 'interrupted', 'failed') and end time. */
+int fattn_store_sim_run_end(fattn_store *s, long long id, const char *status);
+
+/* One configuration's verdict at one shape. */
+typedef struct fattn_sim_check_rec {
+    long long run_id;
+    long long seq;
+    const char *kernel_hash;
+    const char *config_key;
+    fattn_shape shape;
+    const struct fattn_sim_check *check;
+} fattn_sim_check_rec;
+
+/* Inserts a verdict in its own transaction. */
+int fattn_store_sim_check_add(fattn_store *s, const fattn_sim_check_rec *r);
+
+/* Calls fn for each configuration the simulator found a defect in (a fault,
+ * a hazard, wrong numerics) with this kernel source at this head dimension
+ * and mask, the latest such check of each; a non-zero return of fn stops
+ * and is returned. Returns 0 or FATTN_EFAIL. */
+int fattn_store_sim_defects(fattn_store *s, const char *kernel_hash, int head_dim, int causal,
+                            int (*fn)(void *arg, const char *config_key, const char *verdict, const char *detail,
+                                      long long check_id),
+                            void *arg);
+
 #endif
