@@ -48,15 +48,8 @@ int fattn_store_sim_run_begin(fattn_store *s, const fattn_sim_run_rec *r, long l
 
 int fattn_store_sim_run_end(fattn_store *s, long long id, const char *status)
 {
-    sqlite3_stmt *st;
-    char now[32];
-    if (fattn_store_prepare(s, "UPDATE sim_runs SET status = ?1, finished_at = ?2 WHERE id = ?3", &st))
-        return FATTN_EFAIL;
-    fattn_utc_now(now);
-    fattn_store_bind_text(st, 1, status);
-    fattn_store_bind_text(st, 2, now);
-    sqlite3_bind_int64(st, 3, id);
-    return fattn_store_step_done(s, st, "cannot update the simulator run");
+    return fattn_store_set_ended(s, "UPDATE sim_runs SET status = ?1, finished_at = ?2 WHERE id = ?3", id, status,
+                                 "cannot update the simulator run");
 }
 
 static void bind_int_or_null(sqlite3_stmt *st, int i, int has, long long v)

@@ -1,6 +1,6 @@
 /*
  * sql.h - statement helpers shared by the store's own files (store.c,
- * confirmations.c); not for the rest of the program. Each reports its
+ * confirmations.c, sim_checks.c); not for the rest of the program. Each reports its
  * failure through fattn_store_fail().
  */
 #ifndef FATTN_STORE_SQL_H
@@ -19,6 +19,10 @@ int fattn_store_step_done(fattn_store *s, sqlite3_stmt *st, const char *what);
 
 /* Binds text, or NULL when v is NULL. */
 void fattn_store_bind_text(sqlite3_stmt *st, int i, const char *v);
+
+/* Runs `sql`, an UPDATE binding ?1 = status, ?2 = the time now, ?3 = id
+ * (the end of a study or a simulator run). */
+int fattn_store_set_ended(fattn_store *s, const char *sql, long long id, const char *status, const char *what);
 
 /* Runs `sql`, an INSERT binding ?1 = owner, ?2 = index, ?3 = microseconds,
  * for each of us[0..n) (the raw samples of a trial or a confirmation). */

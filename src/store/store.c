@@ -464,17 +464,23 @@ int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json
     return fattn_store_commit(s);
 }
 
-int fattn_store_study_end(fattn_store *s, long long id, const char *status)
+int fattn_store_set_ended(fattn_store *s, const char *sql, long long id, const char *status, const char *what)
 {
     sqlite3_stmt *st;
     char now[32];
-    if (fattn_store_prepare(s, "UPDATE studies SET status = ?1, finished_at = ?2, runner = NULL WHERE id = ?3", &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_utc_now(now);
     fattn_store_bind_text(st, 1, status);
     fattn_store_bind_text(st, 2, now);
     sqlite3_bind_int64(st, 3, id);
-    return fattn_store_step_done(s, st, "cannot update the study");
+    return fattn_store_step_done(s, st, what);
+}
+
+int fattn_store_study_end(fattn_store *s, long long id, const char *status)
+{
+    return fattn_store_set_ended(s, "UPDATE studies SET status = ?1, finished_at = ?2, runner = NULL WHERE id = ?3",
+                                 id, status, "cannot update the study");
 }
 
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id)
