@@ -2,7 +2,10 @@
  * test_sim_kernel.c - the kernel itself through the simulator (issue 13):
  * clean configurations pass; the seeds' 2-byte pad is named misaligned at
  * its ldmatrix and cp.async lines; bugs planted in a copy of the kernel are
- * each caught with their own verdict at their own line.
+ * each caught with their own verdict at their own line, while the same
+ * configuration and shape on the unplanted kernel is ok (the control): a
+ * positive and a clean case for every fault and hazard class (race_raw and
+ * race_war from the removed ring barrier, race_waw from two writers).
  *
  * Each planted bug is an exact text edit of kernels/fattn_fwd.cu that must
  * match once, so a change of the kernel that moves the text fails here
@@ -230,6 +233,10 @@ static void planted_bugs(void)
         if (!dir)
             continue;
         fattn_sim_check r;
+        /* The control: the same configuration and shape, unplanted, is ok. */
+        CHECK_INT(run(fattn_default_kernel_dir(), p->cfg, p->shape, 0, &r), 0);
+        CHECK_STR(r.verdict, "ok");
+        CHECK_INT(r.rep.nfindings, 0);
         CHECK_INT(run(dir, p->cfg, p->shape, 0, &r), 0);
         if (!strcmp(p->verdict, "race"))
             CHECK(is_race(r.verdict));
@@ -242,6 +249,14 @@ static void planted_bugs(void)
             const fattn_sim_finding *f = found(&r, kind);
             CHECK(f && f->other_thread >= 0 && f->other_line > 0
                   && (f->other_thread != f->thread || f->other_block_x != (int)f->block[0]));
+        }
+        /* Each race kind has its positive: without the ring barrier the
+         * next tile's copy lands under the reads of this one (write after
+         * read) and its reads see copies in flight (read after write);
+         * two-writers gives write after write. */
+        if (!strcmp(p->name, "no-ring-sync")) {
+            CHECK(found(&r, FATTN_SIMK_RACE_RAW) != NULL);
+            CHECK(found(&r, FATTN_SIMK_RACE_WAR) != NULL);
         }
         CHECK(r.fix[0] != 0);
         if (strcmp(p->verdict, "numerics")) {

@@ -479,8 +479,8 @@ int fattn_store_set_ended(fattn_store *s, const char *sql, long long id, const c
 
 int fattn_store_study_end(fattn_store *s, long long id, const char *status)
 {
-    return fattn_store_set_ended(s, "UPDATE studies SET status = ?1, finished_at = ?2, runner = NULL WHERE id = ?3",
-                                 id, status, "cannot update the study");
+    return fattn_store_set_ended(s, "UPDATE studies SET status = ?1, finished_at = ?2, runner = NULL WHERE id = ?3", id,
+                                 status, "cannot update the study");
 }
 
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id)
