@@ -2,63 +2,115 @@
 # bench-search-quality.sh - every strategy of fattn-tune on every landscape of
 # the suite (scripts/landscape_suite.py: additive, interact, narrow,
 # deceptive, roofline, over the verdicts of a base landscape, with noise and
-# GPU failures), SEEDS strategy seeds on each of LSEEDS landscapes per family;
-# prints, per family and strategy, the median and p90 of the trials (GPU runs)
-# until a configuration within 2% of the optimum is measured, pooled over
-# the landscapes and seeds (tests/test_strategies.c drives the strategies as
-# `fattn-tune search` does). Markdown on stdout, for docs/search-quality.md.
+# GPU failures), SEEDS strategy seeds on each of LSEEDS landscapes per family,
+# and, with PEERS=1, Optuna's TPESampler on the same landscapes with the same
+# trial accounting (scripts/optuna_peer.py). Prints, per family and strategy,
+# the median and p90 of the trials (GPU runs) until a configuration within 2%
+# of the optimum is measured, and the median best time measured within 30 and
+# 60 trials over the optimum, pooled over the landscapes and seeds
+# (tests/test_strategies.c drives the strategies as `fattn-tune search` does).
+# Markdown on stdout, for docs/search-quality.md.
 #
 #   scripts/bench-search-quality.sh [LSEEDS] [SEEDS]     (default 3 and 10)
 #
-# BASE=FILE picks the base landscape (default: the synthetic one).
+# FIRST=K       landscape seeds K..K+LSEEDS-1 (default 1); the strategy's
+#               settings were chosen on seeds 1-6, so FIRST=7 is held out
+# BASE=FILE     the base landscape (default: the synthetic one)
+# PEERS=1       also Optuna: PEER_SAMPLERS (default "tpe tpe-uni", see
+#               scripts/optuna_peer.py), from a virtual environment at
+#               OPTUNA_VENV (default build/optuna-venv, made with pip when
+#               missing: a development-only dependency); PEER_CACHE=DIR keeps
+#               the peers' outputs there and reuses them (they are slow)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lseeds=${1:-3}
 seeds=${2:-10}
+first=${FIRST:-1}
 base=${BASE:-tests/data/landscape-synthetic-sm_90-2-8-512-64.csv}
+peers=${PEERS:-0}
+samplers=${PEER_SAMPLERS:-tpe tpe-uni}
+venv=${OPTUNA_VENV:-build/optuna-venv}
 [ -f "$base" ] || { echo "bench-search-quality.sh: $base: no such landscape" >&2; exit 2; }
 [ -f build/build.ninja ] || scripts/bootstrap.sh build >/dev/null
 ninja -C build tests/test_strategies >/dev/null
 work=$(mktemp -d /tmp/fattn-quality.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-python3 scripts/landscape_suite.py "$base" "$work" --seeds "$lseeds" >/dev/null
+cache=${PEER_CACHE:-$work/peers}
+mkdir -p "$cache"
+if [ "$peers" = 1 ] && ! "$venv/bin/python" -c 'import optuna' 2>/dev/null; then
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q 'optuna>=5,<6' >&2
+fi
+python3 scripts/landscape_suite.py "$base" "$work" --seeds $((first + lseeds - 1)) >/dev/null
 for f in "$work"/*.csv; do
+    s=${f##*-s}; s=${s%.csv}
+    if [ "$s" -lt "$first" ]; then rm "$f"; continue; fi
     # The test's own assertions are for the synthetic landscape; here only
     # its table counts.
     build/tests/test_strategies search/space.json "$f" "$seeds" >"$f.out" 2>/dev/null || true
     grep -q "^| tpe |" "$f.out" || { echo "bench-search-quality.sh: no table for $f" >&2; exit 1; }
+    if [ "$peers" = 1 ]; then
+        build/tests/test_strategies search/space.json "$f" --candidates >"${f%.csv}.cand"
+        for smp in $samplers; do
+            out=$cache/$(basename "${f%.csv}").$smp.$seeds.peer
+            [ -s "$out" ] || "$venv/bin/python" scripts/optuna_peer.py "${f%.csv}.cand" "$smp" "$seeds" >"$out"
+            cp "$out" "$work/$(basename "${f%.csv}").optuna-$smp.peer"
+        done
+    fi
 done
-python3 - "$work" "$base" "$lseeds" "$seeds" <<'EOF'
-import glob, os, sys
-work, base, lseeds, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-pooled = {}  # family -> strategy -> counts
+python3 - "$work" "$base" "$lseeds" "$seeds" "$first" "$peers" <<'EOF'
+import glob, math, os, sys
+work, base, lseeds, seeds, first, peers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
+    int(sys.argv[5]), sys.argv[6] == "1"
+pooled = {}  # family -> strategy -> [trials], [best30], [best60]
 order = []
+
+def add(family, strat, trials, b30, b60):
+    if strat not in order:
+        order.append(strat)
+    d = pooled.setdefault(family, {}).setdefault(strat, ([], [], []))
+    d[0].extend(trials), d[1].extend(b30), d[2].extend(b60)
+
 for out in sorted(glob.glob(os.path.join(work, "*.csv.out"))):
     family = os.path.basename(out).split("-s")[0]
     for line in open(out):
         if not line.startswith("| ") or line.startswith("| strategy") or line.startswith("|---"):
             continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        strat, per_seed = cells[0], [int(x) for x in cells[-1].split()]
-        if strat not in order:
-            order.append(strat)
-        pooled.setdefault(family, {}).setdefault(strat, []).extend(per_seed)
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        add(family, c[0], [int(x) for x in c[5].split()], [float(x) for x in c[6].split()],
+            [float(x) for x in c[7].split()])
+for out in sorted(glob.glob(os.path.join(work, "*.peer"))):
+    name = os.path.basename(out)
+    family, strat = name.split("-s")[0], name.split(".")[1]
+    rows = [l.split() for l in open(out) if l.startswith("seed ")]
+    add(family, strat, [math.inf if r[3] == "-" else int(r[3]) for r in rows], [float(r[5]) for r in rows],
+        [float(r[7]) for r in rows])
 
-def q(xs, f):
+def median(xs):
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(f * len(xs)))] if f < 0.5 else (
-        xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
-print("Trials until within 2%% of the optimum: median / p90 over %d landscapes x %d seeds per family "
-      "(base %s; `scripts/bench-search-quality.sh %d %d`).\n" % (lseeds, seeds, base, lseeds, seeds))
+def p90(xs):
+    return sorted(xs)[min(len(xs) - 1, int(0.9 * len(xs)))]
+
+def fmt(x):
+    return "-" if math.isinf(x) else "%g" % x
+
+cmd = "`%sscripts/bench-search-quality.sh %d %d`" % (
+    ("FIRST=%d " % first if first != 1 else "") + ("PEERS=1 " if peers else ""), lseeds, seeds)
+fams = [f for f in ("additive", "interact", "narrow", "deceptive", "roofline") if f in pooled]
+print("Landscape seeds %d-%d of each family, %d strategy seeds each (base %s; %s).\n"
+      % (first, first + lseeds - 1, seeds, base, cmd))
+print("Trials until within 2% of the optimum, median / p90 (- : not reached within the peer's limits):\n")
 print("| family | " + " | ".join(order) + " |")
 print("|---|" + "---|" * len(order))
-for fam in ("additive", "interact", "narrow", "deceptive", "roofline"):
-    if fam not in pooled:
-        continue
-    row = []
-    for s in order:
-        xs = pooled[fam][s]
-        row.append("%g / %g" % (q(xs, 0.5), sorted(xs)[min(len(xs) - 1, int(0.9 * len(xs)))]))
-    print("| %s | %s |" % (fam, " | ".join(row)))
+for fam in fams:
+    print("| %s | %s |" % (fam, " | ".join("%s / %s" % (fmt(median(pooled[fam][s][0])), fmt(p90(pooled[fam][s][0])))
+                                         if s in pooled[fam] else "" for s in order)))
+print("\nBest time measured within 30 / 60 trials, over the optimum (median):\n")
+print("| family | " + " | ".join(order) + " |")
+print("|---|" + "---|" * len(order))
+for fam in fams:
+    print("| %s | %s |" % (fam, " | ".join("%.3f / %.3f" % (median(pooled[fam][s][1]), median(pooled[fam][s][2]))
+                                         if s in pooled[fam] else "" for s in order)))
 EOF

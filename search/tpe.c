@@ -1,20 +1,50 @@
 /*
- * tpe.c - the Tree-structured Parzen Estimator (Bergstra et al., 2011), over
- * the discrete space, seeded by a Latin hypercube design.
+ * tpe.c - the Tree-structured Parzen Estimator (Bergstra et al., 2011) over
+ * the discrete space: univariate and multivariate estimators, a local step
+ * around the good configurations, and exploration that rises while the
+ * search stalls.
  *
- * After TPE_STARTUP proposals from an LHS design, the measured trials are
- * split at the gamma quantile of their medians: the best ceil(gamma * n_ok)
- * are "good", every other outcome "bad" (slower trials, and every failure:
- * post-compile rejections, numerics, faults, timeouts, errors, so that those
- * inform the search too). For each parameter, l(v) and g(v) are Parzen
- * estimators over its values (the counts of v among good and bad, plus a
- * uniform prior of weight TPE_PRIOR). TPE_EI candidates are drawn among the
- * untried survivors with probability proportional to l(x) = prod_p l_p(x_p),
- * and the one with the largest l(x)/g(x) is proposed. Evaluated, pending and
- * gate-rejected configurations are never proposed (the last are not
- * candidates at all). At most TPE_PENDING proposals are outstanding: the
- * compile stream works ahead on those while the GPU measures, and the model
- * waits for their outcomes before going further.
+ * Start: TPE_STARTUP proposals from a Latin hypercube design.
+ *
+ * The model: the measured trials are split at the gamma quantile of their
+ * medians, the best min(ceil(TPE_GAMMA * n_ok), TPE_MAX_GOOD) "good", every
+ * other outcome "bad" (slower trials and every failure: post-compile
+ * rejections, numerics, faults, timeouts, errors; and the proposals still
+ * pending, as the constant liar). l(x) and g(x) are Parzen estimators of the
+ * good and the bad, either
+ *   - univariate: a product over the parameters of per-parameter estimators
+ *     (counts of each value plus a uniform prior of weight TPE_PRIOR); they
+ *     generalise across parameters and win where the time is near additive;
+ *   - multivariate: a mixture of one kernel per observation and a uniform
+ *     prior of weight TPE_PRIOR, each kernel a product over the parameters
+ *     of a categorical distribution with weight 1 + beta on the observed
+ *     value and beta on every value (beta = TPE_PRIOR / (n + 1) for n
+ *     observations), older bad observations weighing less (a linear ramp
+ *     before the newest TPE_FLAT), as Optuna's TPESampler has them; they see
+ *     interactions and narrow optima, which a product of marginals cannot.
+ * Each proposal uses one of the two, at random (TPE_UNI the univariate).
+ * Then either TPE_EI untried survivors are drawn with probability
+ * proportional to l(x), or (TPE_LOCAL of the time) the untried survivors
+ * nearest (fewest differing parameters) to a good configuration are taken;
+ * the one with the largest l(x)/g(x) is proposed.
+ *
+ * Exploration: the model exploits the basin it knows and cannot see an
+ * optimum it has never sampled near. Each proposal is therefore, with
+ * probability f, an exploring one instead: of TPE_NOVEL untried survivors
+ * drawn uniformly, the one farthest from everything tried (the lowest
+ * density of a multivariate estimator over all observations). f rises from
+ * 0 to TPE_EXPLORE_MAX as the measured trials since the best time last
+ * improved by TPE_STEP grow from TPE_PATIENCE to TPE_PATIENCE + TPE_RAMP; a
+ * new best resets it, and the model exploits around it.
+ *
+ * These settings were chosen on a suite of landscapes of five structural
+ * families (scripts/bench-search-quality.sh, docs/search-quality.md) and
+ * checked on landscapes of the suite they were not chosen on.
+ *
+ * Evaluated, pending and gate-rejected configurations are never proposed
+ * (the last are not candidates at all). At most TPE_PENDING proposals are
+ * outstanding: the compile stream works ahead on those while the GPU
+ * measures, and the model waits for their outcomes before going further.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,8 +55,9 @@
 #include "search/strategy.h"
 #include "util/err.h"
 
-enum { TPE_STARTUP = 20, TPE_EI = 24, TPE_PENDING = 4 };
-static const double TPE_GAMMA = 0.15, TPE_PRIOR = 1.0;
+enum { TPE_STARTUP = 16, TPE_EI = 24, TPE_PENDING = 4, TPE_MAX_GOOD = 25, TPE_FLAT = 25, TPE_NOVEL = 8 };
+static const double TPE_GAMMA = 0.1, TPE_PRIOR = 1.0, TPE_UNI = 0.5, TPE_LOCAL = 0.5;
+static const double TPE_STEP = 0.01, TPE_PATIENCE = 10, TPE_RAMP = 20, TPE_EXPLORE_MAX = 0.9;
 
 typedef struct tpe {
     fattn_strategy base;
@@ -34,7 +65,10 @@ typedef struct tpe {
     fattn_lhs design;
     fattn_rng rng;
     size_t *ok;   /* scratch: measured candidates */
-    double *logl; /* scratch: log l(x) per candidate */
+    size_t *bad;  /* scratch: bad observations, oldest first */
+    double *l;    /* scratch: l(x) per candidate */
+    double best;  /* best median measured */
+    size_t stall; /* measured trials since best last improved by TPE_STEP */
     unsigned char *good;
 } tpe;
 
@@ -46,8 +80,10 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     fattn_rng_seed(&t->rng, seed);
     fattn_lhs_design(&t->design, &t->book, TPE_STARTUP, &t->rng);
     t->ok = fattn_xcalloc(n ? n : 1, sizeof *t->ok);
-    t->logl = fattn_xcalloc(n ? n : 1, sizeof *t->logl);
+    t->bad = fattn_xcalloc(n ? n : 1, sizeof *t->bad);
+    t->l = fattn_xcalloc(n ? n : 1, sizeof *t->l);
     t->good = fattn_xcalloc(n ? n : 1, 1);
+    t->best = HUGE_VAL;
     return &t->base;
 }
 
@@ -61,11 +97,71 @@ static int by_y(const void *a, const void *b)
     return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
 }
 
-/* The TPE proposal; -1 when nothing is untried. */
-static long propose(tpe *t)
+/* The kernels of a group of n observations: per parameter, the density at the
+ * observed value and at every other value. */
+typedef struct kernel {
+    double same[FATTN_NPARAMS], other[FATTN_NPARAMS], prior; /* prior: the uniform density */
+} kernel;
+
+static void kernel_init(kernel *k, const fattn_book *b, size_t n)
+{
+    double beta = TPE_PRIOR / ((double)n + 1);
+    k->prior = 1;
+    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+        double K = b->nvals[p];
+        k->same[p] = (1 + beta) / (1 + K * beta);
+        k->other[p] = beta / (1 + K * beta);
+        k->prior /= K;
+    }
+}
+
+/* The density of a kernel centred on candidate c at candidate i. */
+static double kernel_at(const kernel *k, const fattn_book *b, size_t c, size_t i)
+{
+    const unsigned char *x = b->vidx + i * FATTN_NPARAMS, *y = b->vidx + c * FATTN_NPARAMS;
+    double d = 1;
+    for (int p = 0; p < FATTN_NPARAMS; ++p)
+        d *= x[p] == y[p] ? k->same[p] : k->other[p];
+    return d;
+}
+
+/* Optuna's default weights of n observations, oldest first: 1 for the newest
+ * TPE_FLAT, a ramp from 1/n towards 1 before them. */
+static double weight(size_t k, size_t n)
+{
+    if (n <= TPE_FLAT || k >= n - TPE_FLAT)
+        return 1;
+    size_t m = n - TPE_FLAT;
+    return m == 1 ? 1.0 / (double)n : 1.0 / (double)n + (1 - 1.0 / (double)n) * (double)k / (double)(m - 1);
+}
+
+/* The TPE proposal; -1 when nothing is untried. uni: the univariate
+ * estimators (a product over the parameters of per-parameter Parzen
+ * estimators) instead of the multivariate ones. */
+static int distance(const fattn_book *b, size_t i, size_t j)
+{
+    int d = 0;
+    for (int p = 0; p < FATTN_NPARAMS; ++p)
+        d += fattn_book_v(b, i, p) != fattn_book_v(b, j, p);
+    return d;
+}
+
+/* The distance from candidate i to the nearest of the good ones. */
+static int near_good(const fattn_book *b, const size_t *good, size_t ngood, size_t i)
+{
+    int m = FATTN_NPARAMS + 1;
+    for (size_t k = 0; k < ngood; ++k) {
+        int d = distance(b, i, good[k]);
+        if (d < m)
+            m = d;
+    }
+    return m;
+}
+
+static long propose(tpe *t, int uni, int local)
 {
     fattn_book *b = &t->book;
-    size_t nok = 0;
+    size_t nok = 0, nbad = 0;
     for (size_t k = 0; k < b->ndone; ++k)
         if (isfinite(b->y[b->done[k]]))
             t->ok[nok++] = b->done[k];
@@ -76,67 +172,136 @@ static long propose(tpe *t)
     size_t ngood = (size_t)ceil(TPE_GAMMA * (double)nok);
     if (ngood < 1)
         ngood = 1;
+    if (ngood > TPE_MAX_GOOD)
+        ngood = TPE_MAX_GOOD;
     memset(t->good, 0, b->n);
     for (size_t k = 0; k < ngood; ++k)
         t->good[t->ok[k]] = 1;
-    size_t nbad = b->ndone - ngood;
+    for (size_t k = 0; k < b->ndone; ++k)
+        if (!t->good[b->done[k]])
+            t->bad[nbad++] = b->done[k];
+    for (size_t i = 0; i < b->n; ++i) /* the constant liar: pending proposals are bad */
+        if (b->state[i] == FATTN_CAND_PENDING)
+            t->bad[nbad++] = i;
 
-    /* Per parameter and value: log l and log g. */
-    double logl[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], logg[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
-        int K = b->nvals[p];
-        double cl[FATTN_SPACE_MAX_VALUES] = {0}, cg[FATTN_SPACE_MAX_VALUES] = {0};
-        for (size_t k = 0; k < b->ndone; ++k) {
-            size_t i = b->done[k];
-            if (t->good[i])
-                cl[fattn_book_v(b, i, p)] += 1;
-            else
-                cg[fattn_book_v(b, i, p)] += 1;
-        }
-        for (int v = 0; v < K; ++v) {
-            logl[p][v] = log((TPE_PRIOR / K + cl[v]) / (TPE_PRIOR + (double)ngood));
-            logg[p][v] = log((TPE_PRIOR / K + cg[v]) / (TPE_PRIOR + (double)nbad));
-        }
+    /* l over the untried candidates. */
+    kernel kl, kg;
+    kernel_init(&kl, b, ngood);
+    kernel_init(&kg, b, nbad);
+    double wbad = TPE_PRIOR;
+    for (size_t k = 0; k < nbad; ++k)
+        wbad += weight(k, nbad);
+    double ul[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
+    if (uni) {
+        for (int p = 0; p < FATTN_NPARAMS; ++p)
+            for (int v = 0; v < b->nvals[p]; ++v)
+                ul[p][v] = ug[p][v] = TPE_PRIOR / b->nvals[p];
+        for (size_t k = 0; k < ngood; ++k)
+            for (int p = 0; p < FATTN_NPARAMS; ++p)
+                ul[p][fattn_book_v(b, t->ok[k], p)] += 1;
+        for (size_t k = 0; k < nbad; ++k)
+            for (int p = 0; p < FATTN_NPARAMS; ++p)
+                ug[p][fattn_book_v(b, t->bad[k], p)] += weight(k, nbad);
     }
-
-    /* Draw TPE_EI untried candidates from l, keep the best l/g. */
-    double maxl = -HUGE_VAL, total = 0;
+    double total = 0;
     for (size_t i = 0; i < b->n; ++i) {
         if (b->state[i] != FATTN_CAND_UNTRIED)
             continue;
-        double s = 0;
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
-            s += logl[p][fattn_book_v(b, i, p)];
-        t->logl[i] = s;
-        if (s > maxl)
-            maxl = s;
+        double s;
+        if (uni) {
+            s = 1;
+            for (int p = 0; p < FATTN_NPARAMS; ++p)
+                s *= ul[p][fattn_book_v(b, i, p)] / (TPE_PRIOR + (double)ngood);
+        } else {
+            s = TPE_PRIOR * kl.prior;
+            for (size_t k = 0; k < ngood; ++k)
+                s += kernel_at(&kl, b, t->ok[k], i);
+            s /= TPE_PRIOR + (double)ngood;
+        }
+        total += t->l[i] = s;
     }
-    if (maxl == -HUGE_VAL)
+    if (total <= 0)
         return -1;
-    for (size_t i = 0; i < b->n; ++i)
-        if (b->state[i] == FATTN_CAND_UNTRIED)
-            total += t->logl[i] = exp(t->logl[i] - maxl); /* now a weight */
+
+    /* Draw TPE_EI untried candidates from l (local: the untried candidates
+     * nearest the best measured one), keep the best l/g. */
     long best = -1;
     double best_score = -HUGE_VAL;
-    for (int d = 0; d < TPE_EI; ++d) {
-        double u = fattn_rng_uniform(&t->rng) * total;
+    int mind = FATTN_NPARAMS + 1;
+    if (local)
+        for (size_t i = 0; i < b->n; ++i)
+            if (b->state[i] == FATTN_CAND_UNTRIED) {
+                int d = near_good(b, t->ok, ngood, i);
+                if (d < mind)
+                    mind = d;
+            }
+    for (size_t d = 0, i = 0; local ? i < b->n : d < TPE_EI; ++d, ++i) {
         long pick = -1;
-        for (size_t i = 0; i < b->n; ++i) {
-            if (b->state[i] != FATTN_CAND_UNTRIED)
+        if (local) {
+            if (b->state[i] != FATTN_CAND_UNTRIED || near_good(b, t->ok, ngood, i) != mind)
                 continue;
             pick = (long)i;
-            if ((u -= t->logl[i]) < 0)
-                break;
+        } else {
+            double u = fattn_rng_uniform(&t->rng) * total;
+            for (size_t j = 0; j < b->n; ++j) {
+                if (b->state[j] != FATTN_CAND_UNTRIED)
+                    continue;
+                pick = (long)j;
+                if ((u -= t->l[j]) < 0)
+                    break;
+            }
         }
-        double score = 0;
-        for (int p = 0; p < FATTN_NPARAMS; ++p) {
-            int v = fattn_book_v(b, (size_t)pick, p);
-            score += logl[p][v] - logg[p][v];
+        double g = 1;
+        if (uni) {
+            for (int p = 0; p < FATTN_NPARAMS; ++p)
+                g *= ug[p][fattn_book_v(b, (size_t)pick, p)] / wbad;
+        } else {
+            g = TPE_PRIOR * kg.prior;
+            for (size_t k = 0; k < nbad; ++k)
+                g += weight(k, nbad) * kernel_at(&kg, b, t->bad[k], (size_t)pick);
+            g /= wbad;
         }
+        double score = log(t->l[pick]) - log(g);
         if (score > best_score)
             best_score = score, best = pick;
     }
     return best;
+}
+
+/* An exploring proposal: of TPE_NOVEL untried candidates drawn uniformly, the
+ * one farthest from everything evaluated or pending (the lowest density of a
+ * Parzen estimator over all of them). */
+static long explore_pick(tpe *t)
+{
+    fattn_book *b = &t->book;
+    size_t n = 0;
+    for (size_t k = 0; k < b->ndone; ++k)
+        t->bad[n++] = b->done[k];
+    for (size_t i = 0; i < b->n; ++i)
+        if (b->state[i] == FATTN_CAND_PENDING)
+            t->bad[n++] = i;
+    kernel k;
+    kernel_init(&k, b, n);
+    long best = -1;
+    double best_d = HUGE_VAL;
+    for (int d = 0; d < TPE_NOVEL; ++d) {
+        long i = fattn_book_random(b, &t->rng);
+        if (i < 0)
+            return -1;
+        double dens = 0;
+        for (size_t j = 0; j < n; ++j)
+            dens += weight(j, n) * kernel_at(&k, b, t->bad[j], (size_t)i);
+        if (dens < best_d)
+            best_d = dens, best = i;
+    }
+    return best;
+}
+
+/* The probability that the next proposal explores. */
+static double explore(const tpe *t)
+{
+    double f = ((double)t->stall - TPE_PATIENCE) / TPE_RAMP;
+    return f <= 0 ? 0 : f >= 1 ? TPE_EXPLORE_MAX : f * TPE_EXPLORE_MAX;
 }
 
 static long next(fattn_strategy *base)
@@ -150,8 +315,10 @@ static long next(fattn_strategy *base)
         i = fattn_lhs_next(&t->design, b, &t->rng);
     else if (b->npending >= TPE_PENDING)
         return FATTN_STRATEGY_WAIT;
+    else if (fattn_rng_uniform(&t->rng) < explore(t))
+        i = explore_pick(t);
     else
-        i = propose(t);
+        i = propose(t, fattn_rng_uniform(&t->rng) < TPE_UNI, fattn_rng_uniform(&t->rng) < TPE_LOCAL);
     if (i >= 0)
         fattn_book_propose(b, (size_t)i);
     return i;
@@ -161,6 +328,14 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
 {
     tpe *t = (tpe *)base;
     fattn_book_observe(&t->book, i, ok, median_us);
+    if (!ok || !(median_us > 0))
+        return;
+    if (median_us < t->best * (1 - TPE_STEP))
+        t->stall = 0;
+    else
+        ++t->stall;
+    if (median_us < t->best)
+        t->best = median_us;
 }
 
 static void destroy(fattn_strategy *base)
@@ -169,12 +344,18 @@ static void destroy(fattn_strategy *base)
     fattn_book_release(&t->book);
     fattn_lhs_release(&t->design);
     free(t->ok);
-    free(t->logl);
+    free(t->bad);
+    free(t->l);
     free(t->good);
     free(t);
 }
 
 const fattn_strategy_ops fattn_strategy_tpe = {
-    "tpe",   "20 Latin hypercube seeds, then the Tree-structured Parzen Estimator (the default)", create, next, observe,
+    "tpe",
+    "16 Latin hypercube seeds, then a Tree-structured Parzen Estimator (univariate and multivariate, a "
+    "local step, exploration while stalled; the default)",
+    create,
+    next,
+    observe,
     destroy,
 };
