@@ -135,9 +135,7 @@ static double weight(size_t k, size_t n)
     return m == 1 ? 1.0 / (double)n : 1.0 / (double)n + (1 - 1.0 / (double)n) * (double)k / (double)(m - 1);
 }
 
-/* The TPE proposal; -1 when nothing is untried. uni: the univariate
- * estimators (a product over the parameters of per-parameter Parzen
- * estimators) instead of the multivariate ones. */
+/* The number of parameters in which candidates i and j differ. */
 static int distance(const fattn_book *b, size_t i, size_t j)
 {
     int d = 0;
@@ -158,6 +156,10 @@ static int near_good(const fattn_book *b, const size_t *good, size_t ngood, size
     return m;
 }
 
+/* The TPE proposal; -1 when nothing is untried. uni: the univariate
+ * estimators (a product over the parameters of per-parameter Parzen
+ * estimators) instead of the multivariate ones; local: the best l/g among the
+ * untried candidates nearest a good one, instead of TPE_EI draws from l. */
 static long propose(tpe *t, int uni, int local)
 {
     fattn_book *b = &t->book;
@@ -223,8 +225,8 @@ static long propose(tpe *t, int uni, int local)
     if (total <= 0)
         return -1;
 
-    /* Draw TPE_EI untried candidates from l (local: the untried candidates
-     * nearest the best measured one), keep the best l/g. */
+    /* Draw TPE_EI untried candidates from l (local: take the untried
+     * candidates nearest a good one), keep the best l/g. */
     long best = -1;
     double best_score = -HUGE_VAL;
     int mind = FATTN_NPARAMS + 1;
