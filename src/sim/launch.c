@@ -596,67 +596,61 @@ static unsigned api_smem_addr(fattn_sim_site s, const void *p)
 
 /* ---- barriers ---- */
 
+/* Thread t arrives at a barrier of n threads (`count` arrived so far, the
+ * first of them at `*site`): a thread arriving at another line than those
+ * waiting is divergent. Returns 0 after waiting (state `wait` until released),
+ * 1 for the last to arrive, which releases the others. */
+static int barrier_arrive(sim_thread *t, fattn_sim_site s, unsigned *count, fattn_sim_site *site, unsigned n, int wait,
+                          const char *insn, const char *name, const char *others)
+{
+    if (*count && site->line != s.line) {
+        finding_in in = {
+            .kind = FATTN_SIMK_DIVERGENT, .t = t, .site = &s, .insn = insn, .other_thr = -1, .other_line = site->line};
+        finding(&in, "%s reached at line %d while %s wait at line %d", name, s.line, others, site->line);
+    }
+    *site = s;
+    t->wait_site = s;
+    if (++*count < n) {
+        t->state = wait;
+        fattn_fiber_yield();
+        return 0;
+    }
+    *count = 0;
+    return 1;
+}
+
+/* Releases the n threads from `first` waiting in state `wait`, and flushes
+ * their warps. */
+static void barrier_release(unsigned first, unsigned n, int wait)
+{
+    for (unsigned i = first; i < first + n; ++i)
+        if (S->threads[i].state == wait)
+            S->threads[i].state = T_RUN;
+    for (unsigned w = first / 32; w < (first + n) / 32; ++w)
+        warp_flush(&S->warps[w]);
+}
+
 static void api_syncthreads(fattn_sim_site s)
 {
     sim_thread *t = me();
     sim_block *b = &S->blocks[t->rank];
-    if (b->bar_count && b->bar_site.line != s.line) {
-        finding_in in = {.kind = FATTN_SIMK_DIVERGENT,
-                         .t = t,
-                         .site = &s,
-                         .insn = "bar.sync 0",
-                         .other_thr = -1,
-                         .other_line = b->bar_site.line};
-        finding(&in, "__syncthreads reached at line %d while other threads of the block wait at line %d", s.line,
-                b->bar_site.line);
-    }
-    b->bar_site = s;
-    t->wait_site = s;
-    if (++b->bar_count < S->l->threads) {
-        t->state = T_BAR;
-        fattn_fiber_yield();
+    if (!barrier_arrive(t, s, &b->bar_count, &b->bar_site, S->l->threads, T_BAR, "bar.sync 0", "__syncthreads",
+                        "other threads of the block"))
         return;
-    }
-    b->bar_count = 0;
     ++b->epoch;
-    for (unsigned i = 0; i < S->l->threads; ++i) {
-        sim_thread *o = &S->threads[t->rank * S->l->threads + i];
-        if (o->state == T_BAR)
-            o->state = T_RUN;
-    }
-    for (unsigned w = 0; w < S->l->threads / 32; ++w)
-        warp_flush(&S->warps[t->rank * (S->l->threads / 32) + w]);
+    barrier_release(t->rank * S->l->threads, S->l->threads, T_BAR);
 }
 
 static void api_cluster_sync(fattn_sim_site s)
 {
     sim_thread *t = me();
-    if (S->cluster_count && S->cluster_site.line != s.line) {
-        finding_in in = {.kind = FATTN_SIMK_DIVERGENT,
-                         .t = t,
-                         .site = &s,
-                         .insn = "barrier.cluster",
-                         .other_thr = -1,
-                         .other_line = S->cluster_site.line};
-        finding(&in, "cluster barrier reached at line %d while other threads wait at line %d", s.line,
-                S->cluster_site.line);
-    }
-    S->cluster_site = s;
-    t->wait_site = s;
-    if (++S->cluster_count < S->nthreads) {
-        t->state = T_CLUSTER;
-        fattn_fiber_yield();
+    if (!barrier_arrive(t, s, &S->cluster_count, &S->cluster_site, S->nthreads, T_CLUSTER, "barrier.cluster",
+                        "cluster barrier", "other threads"))
         return;
-    }
-    S->cluster_count = 0;
     ++S->cluster_epoch;
     for (unsigned r = 0; r < S->l->cluster; ++r)
         ++S->blocks[r].epoch;
-    for (unsigned i = 0; i < S->nthreads; ++i)
-        if (S->threads[i].state == T_CLUSTER)
-            S->threads[i].state = T_RUN;
-    for (unsigned w = 0; w < S->nthreads / 32; ++w)
-        warp_flush(&S->warps[w]);
+    barrier_release(0, S->nthreads, T_CLUSTER);
 }
 
 static unsigned api_cluster_rank(fattn_sim_site s)
