@@ -156,6 +156,25 @@ static int near_good(const fattn_book *b, const size_t *good, size_t ngood, size
     return m;
 }
 
+/* The mixture of the kernels centred on the n observations obs (oldest
+ * first, weighted as weight() says) at candidate i, without the prior. */
+static double mixture_at(const kernel *k, const fattn_book *b, const size_t *obs, size_t n, size_t i)
+{
+    double d = 0;
+    for (size_t j = 0; j < n; ++j)
+        d += weight(j, n) * kernel_at(k, b, obs[j], i);
+    return d;
+}
+
+/* Appends the pending candidates to obs[n..]; returns the new count. */
+static size_t add_pending(const fattn_book *b, size_t *obs, size_t n)
+{
+    for (size_t i = 0; i < b->n; ++i)
+        if (b->state[i] == FATTN_CAND_PENDING)
+            obs[n++] = i;
+    return n;
+}
+
 /* The TPE proposal; -1 when nothing is untried. uni: the univariate
  * estimators (a product over the parameters of per-parameter Parzen
  * estimators) instead of the multivariate ones; local: the best l/g among the
@@ -182,9 +201,7 @@ static long propose(tpe *t, int uni, int local)
     for (size_t k = 0; k < b->ndone; ++k)
         if (!t->good[b->done[k]])
             t->bad[nbad++] = b->done[k];
-    for (size_t i = 0; i < b->n; ++i) /* the constant liar: pending proposals are bad */
-        if (b->state[i] == FATTN_CAND_PENDING)
-            t->bad[nbad++] = i;
+    nbad = add_pending(b, t->bad, nbad); /* the constant liar: pending proposals are bad */
 
     /* l over the untried candidates. */
     kernel kl, kg;
@@ -215,10 +232,7 @@ static long propose(tpe *t, int uni, int local)
             for (int p = 0; p < FATTN_NPARAMS; ++p)
                 s *= ul[p][fattn_book_v(b, i, p)] / (TPE_PRIOR + (double)ngood);
         } else {
-            s = TPE_PRIOR * kl.prior;
-            for (size_t k = 0; k < ngood; ++k)
-                s += kernel_at(&kl, b, t->ok[k], i);
-            s /= TPE_PRIOR + (double)ngood;
+            s = (TPE_PRIOR * kl.prior + mixture_at(&kl, b, t->ok, ngood, i)) / (TPE_PRIOR + (double)ngood);
         }
         total += t->l[i] = s;
     }
@@ -258,10 +272,7 @@ static long propose(tpe *t, int uni, int local)
             for (int p = 0; p < FATTN_NPARAMS; ++p)
                 g *= ug[p][fattn_book_v(b, (size_t)pick, p)] / wbad;
         } else {
-            g = TPE_PRIOR * kg.prior;
-            for (size_t k = 0; k < nbad; ++k)
-                g += weight(k, nbad) * kernel_at(&kg, b, t->bad[k], (size_t)pick);
-            g /= wbad;
+            g = (TPE_PRIOR * kg.prior + mixture_at(&kg, b, t->bad, nbad, (size_t)pick)) / wbad;
         }
         double score = log(t->l[pick]) - log(g);
         if (score > best_score)
@@ -279,9 +290,7 @@ static long explore_pick(tpe *t)
     size_t n = 0;
     for (size_t k = 0; k < b->ndone; ++k)
         t->bad[n++] = b->done[k];
-    for (size_t i = 0; i < b->n; ++i)
-        if (b->state[i] == FATTN_CAND_PENDING)
-            t->bad[n++] = i;
+    n = add_pending(b, t->bad, n);
     kernel k;
     kernel_init(&k, b, n);
     long best = -1;
@@ -290,9 +299,7 @@ static long explore_pick(tpe *t)
         long i = fattn_book_random(b, &t->rng);
         if (i < 0)
             return -1;
-        double dens = 0;
-        for (size_t j = 0; j < n; ++j)
-            dens += weight(j, n) * kernel_at(&k, b, t->bad[j], (size_t)i);
+        double dens = mixture_at(&k, b, t->bad, n, (size_t)i);
         if (dens < best_d)
             best_d = dens, best = i;
     }
