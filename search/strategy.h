@@ -33,6 +33,12 @@ typedef struct fattn_strategy_ops {
     /* The outcome of candidate i: ok with its median time, or a failure. */
     void (*observe)(fattn_strategy *s, size_t i, int ok, double median_us);
     void (*destroy)(fattn_strategy *s);
+    /* Optional (NULL: none): up to k untried candidates the strategy expects
+     * to propose soon, the likeliest first, into out; returns how many.
+     * Nothing is marked proposed. While the strategy waits for outcomes, the
+     * search loop compiles these ahead into the compile cache, so that a
+     * strategy that waits for every outcome keeps the compile threads busy. */
+    size_t (*hint)(fattn_strategy *s, size_t *out, size_t k);
 } fattn_strategy_ops;
 
 struct fattn_strategy {

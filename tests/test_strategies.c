@@ -27,7 +27,10 @@
 #include "t.h"
 #include "util/err.h"
 
-enum { AHEAD = 8, MAX_SEEDS = 64 };
+enum { AHEAD = 8, MAX_SEEDS = 64, HINT_K = 8 };
+/* Proposals made once the strategy had waited, and those of them a hint()
+ * named before (what compiling ahead would have served from the cache). */
+static size_t hint_props, hint_hits;
 static const double TARGET = 1.02;
 
 typedef struct sim {
@@ -100,7 +103,8 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
                     unsigned char *done_out, double *at)
 {
     fattn_strategy *s = ops->create(S.cfg, S.n, seed);
-    unsigned char *seen = fattn_xcalloc(S.n, 1);
+    unsigned char *seen = fattn_xcalloc(S.n, 1), *hinted = fattn_xcalloc(S.n, 1);
+    int waited = 0;
     long fifo[AHEAD];
     size_t head = 0, pending = 0, trials = 0, outcomes = 0, hit = 0;
     int exhausted = 0, dup = 0, bad_wait = 0, proposed_told = 0;
@@ -118,6 +122,19 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
             long i = ops->next(s);
             if (i == FATTN_STRATEGY_WAIT) {
                 bad_wait += pending == 0;
+                waited = 1;
+                if (ops->hint) {
+                    /* What the search loop would compile ahead: untried,
+                     * distinct, at most k, nothing marked proposed. */
+                    size_t h[HINT_K], nh = ops->hint(s, h, HINT_K);
+                    CHECK(nh <= HINT_K);
+                    for (size_t k = 0; k < nh; ++k) {
+                        CHECK(h[k] < S.n && !seen[h[k]] && !(told && told[h[k]]));
+                        for (size_t j = 0; j < k; ++j)
+                            CHECK(h[j] != h[k]);
+                        hinted[h[k]] = 1;
+                    }
+                }
                 if (pending)
                     break;
             }
@@ -126,6 +143,10 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
                 break;
             }
             proposed_told += told && told[i];
+            if (waited) { /* a model proposal: had the loop compiled it ahead? */
+                ++hint_props;
+                hint_hits += hinted[i];
+            }
             dup += seen[i];
             seen[i] = 1;
             fifo[(head + pending++) % AHEAD] = i;
@@ -157,6 +178,7 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
     CHECK_INT(proposed_told, 0);
     ops->destroy(s);
     free(seen);
+    free(hinted);
     return hit;
 }
 
@@ -199,6 +221,7 @@ static void quality(void)
         const fattn_strategy_ops *ops = fattn_strategies[k];
         if (!wanted(ops->name))
             continue;
+        hint_props = hint_hits = 0;
         size_t t[MAX_SEEDS], sorted[MAX_SEEDS];
         double mean = 0, at[MAX_SEEDS][2];
         char list[1024] = "", l30[1024] = "", l60[1024] = "";
@@ -221,6 +244,9 @@ static void quality(void)
             }
         printf("| %s | %zu | %.1f | %zu | %zu | %s | %s | %s |\n", ops->name, medians[k], mean, sorted[0],
                sorted[nseeds - 1], list, l30, l60);
+        if (ops->hint && hint_props)
+            printf("%s: %zu of %zu proposals made after a wait were among the %d hinted before\n", ops->name,
+                   hint_hits, hint_props, HINT_K);
     }
     size_t tpe = 0, rnd = 0, tpe90 = 0, rnd90 = 0;
     for (int k = 0; fattn_strategies[k]; ++k) {

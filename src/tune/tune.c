@@ -114,6 +114,15 @@ static void resume(const fattn_tune_ctx *ctx, const fattn_config *cands, size_t 
     free(order);
 }
 
+/* Submits candidate i's compile (its item afresh: it may have been compiled
+ * ahead and released). */
+static int submit(fattn_compiler *comp, fattn_compile_item *items, const fattn_config *cands, size_t i)
+{
+    memset(&items[i], 0, sizeof items[i]);
+    items[i].cfg = cands[i];
+    return fattn_compiler_submit(comp, &items[i]);
+}
+
 int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
 {
     const size_t n = ctx->sv->nsurvivors;
@@ -122,6 +131,14 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     fattn_strategy *strat;
     fattn_compiler *comp = fattn_compiler_open(ctx->cc);
     int rc = FATTN_OK, pending = 0, exhausted = 0;
+    /* Compiling ahead on the strategy's hints: SPEC_AHEAD a hinted candidate
+     * compiling for the cache only, SPEC_CLAIMED one proposed meanwhile (its
+     * compile then serves the proposal), SPEC_CACHED one compiled ahead (a
+     * proposal finds it in the cache; never hinted again). */
+    enum { SPEC_NONE, SPEC_AHEAD, SPEC_CLAIMED, SPEC_CACHED };
+    unsigned char *spec = fattn_xcalloc(n ? n : 1, 1);
+    size_t *hints = NULL, nspec = 0, ncached = 0, hint_cap = 0; /* nspec: AHEAD or CLAIMED; ncached: CACHED */
+    const int window = ctx->ahead > 0 ? ctx->ahead : 1;
 
     memset(p, 0, sizeof *p);
     p->candidates = n;
@@ -135,18 +152,46 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     for (;;) {
         int why = stop_reason(ctx, p);
         /* Keep the compile window full while there is reason to go on. */
-        while (why < 0 && !exhausted && pending < (ctx->ahead > 0 ? ctx->ahead : 1)) {
+        int waiting = 0;
+        while (why < 0 && !exhausted && pending < window) {
             long i = strat->ops->next(strat);
-            if (i == FATTN_STRATEGY_WAIT && pending)
-                break; /* it needs the outcomes in flight */
+            if (i == FATTN_STRATEGY_WAIT && pending) {
+                waiting = 1; /* it needs the outcomes in flight */
+                break;
+            }
             if (i < 0) {
                 exhausted = 1;
                 break;
             }
-            items[i].cfg = cands[i];
-            if ((rc = fattn_compiler_submit(comp, &items[i])))
-                goto out;
             ++pending;
+            if (spec[i] == SPEC_AHEAD) { /* compiling already */
+                spec[i] = SPEC_CLAIMED;
+                continue;
+            }
+            if (spec[i] == SPEC_CACHED) /* compiled ahead: a cache hit */
+                --ncached, spec[i] = SPEC_NONE;
+            if ((rc = submit(comp, items, cands, (size_t)i)))
+                goto out;
+        }
+        /* While the strategy waits, the compile threads it leaves idle
+         * compile what it expects to propose next into the cache (none
+         * without a cache); at most one compile per thread is in flight, so
+         * that its next proposal does not queue behind them. */
+        int threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
+        if (why < 0 && waiting && strat->ops->hint && ctx->cc->store && fattn_compiler_pending(comp) < threads) {
+            size_t want = nspec + ncached + (size_t)(threads - fattn_compiler_pending(comp));
+            if (want > hint_cap)
+                hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
+            size_t nh = strat->ops->hint(strat, hints, want);
+            for (size_t k = 0; k < nh && fattn_compiler_pending(comp) < threads; ++k) {
+                size_t i = hints[k];
+                if (spec[i] != SPEC_NONE)
+                    continue;
+                if ((rc = submit(comp, items, cands, i)))
+                    goto out;
+                spec[i] = SPEC_AHEAD;
+                ++nspec;
+            }
         }
         if (why >= 0) {
             *stop = why;
@@ -157,8 +202,17 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         fattn_compile_item *it = fattn_compiler_next(comp, &rc);
         if (!it || rc)
             goto out;
-        --pending;
         size_t idx = (size_t)(it - items);
+        if (spec[idx] == SPEC_AHEAD || spec[idx] == SPEC_CLAIMED)
+            --nspec;
+        if (spec[idx] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
+            spec[idx] = SPEC_CACHED;
+            ++ncached;
+            fattn_compile_item_release(it);
+            continue;
+        }
+        spec[idx] = SPEC_NONE;
+        --pending;
         if (!it->env_error && !it->reason && (why = stop_reason(ctx, p)) >= 0) {
             /* Compiled, but the search ends before it runs: it is left for
              * another search (its cubin is cached), not recorded. */
@@ -235,6 +289,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     }
 out:
     fattn_compiler_close(&comp);
+    free(spec);
+    free(hints);
     for (size_t i = 0; i < n; ++i)
         fattn_compile_item_release(&items[i]);
     strat->ops->destroy(strat);
