@@ -209,16 +209,21 @@ static size_t split(tpe *t, size_t *ngood, size_t *nbad)
     return nok;
 }
 
+/* The total weight of n bad observations, the prior's included. */
+static double bad_weight(size_t n)
+{
+    double w = TPE_PRIOR;
+    for (size_t k = 0; k < n; ++k)
+        w += weight(k, n);
+    return w;
+}
+
 /* The univariate estimators: ul[p][v] and ug[p][v], the prior plus the
- * (weighted) counts of value v of parameter p among the good and the bad;
- * returns the total weight of the bad (prior included). */
-static double uni_tables(const tpe *t, size_t ngood, size_t nbad, double ul[][FATTN_SPACE_MAX_VALUES],
-                         double ug[][FATTN_SPACE_MAX_VALUES])
+ * (weighted) counts of value v of parameter p among the good and the bad. */
+static void uni_tables(const tpe *t, size_t ngood, size_t nbad, double ul[][FATTN_SPACE_MAX_VALUES],
+                       double ug[][FATTN_SPACE_MAX_VALUES])
 {
     const fattn_book *b = &t->book;
-    double wbad = TPE_PRIOR;
-    for (size_t k = 0; k < nbad; ++k)
-        wbad += weight(k, nbad);
     for (int p = 0; p < FATTN_NPARAMS; ++p)
         for (int v = 0; v < b->nvals[p]; ++v)
             ul[p][v] = ug[p][v] = TPE_PRIOR / b->nvals[p];
@@ -228,19 +233,16 @@ static double uni_tables(const tpe *t, size_t ngood, size_t nbad, double ul[][FA
     for (size_t k = 0; k < nbad; ++k)
         for (int p = 0; p < FATTN_NPARAMS; ++p)
             ug[p][fattn_book_v(b, t->bad[k], p)] += weight(k, nbad);
-    return wbad;
 }
 
-/* log l(i) - log g(i) under the univariate estimators. */
-static double uni_score(const fattn_book *b, size_t i, size_t ngood, double wbad,
-                        double ul[][FATTN_SPACE_MAX_VALUES], double ug[][FATTN_SPACE_MAX_VALUES])
+/* A univariate estimator's density at candidate i: the product over the
+ * parameters of u[p][value] / total. */
+static double uni_at(const fattn_book *b, double u[][FATTN_SPACE_MAX_VALUES], double total, size_t i)
 {
-    double s = 0;
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
-        int v = fattn_book_v(b, i, p);
-        s += log(ul[p][v] / (TPE_PRIOR + (double)ngood)) - log(ug[p][v] / wbad);
-    }
-    return s;
+    double d = 1;
+    for (int p = 0; p < FATTN_NPARAMS; ++p)
+        d *= u[p][fattn_book_v(b, i, p)] / total;
+    return d;
 }
 
 /* The TPE proposal; -1 when nothing is untried. uni: the univariate
@@ -259,26 +261,14 @@ static long propose(tpe *t, int uni, int local)
     kernel_init(&kl, b, ngood);
     kernel_init(&kg, b, nbad);
     double ul[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
-    double wbad = TPE_PRIOR;
+    double wgood = TPE_PRIOR + (double)ngood, wbad = bad_weight(nbad);
     if (uni)
-        wbad = uni_tables(t, ngood, nbad, ul, ug);
-    else
-        for (size_t k = 0; k < nbad; ++k)
-            wbad += weight(k, nbad);
+        uni_tables(t, ngood, nbad, ul, ug);
     double total = 0;
-    for (size_t i = 0; i < b->n; ++i) {
-        if (b->state[i] != FATTN_CAND_UNTRIED)
-            continue;
-        double s;
-        if (uni) {
-            s = 1;
-            for (int p = 0; p < FATTN_NPARAMS; ++p)
-                s *= ul[p][fattn_book_v(b, i, p)] / (TPE_PRIOR + (double)ngood);
-        } else {
-            s = (TPE_PRIOR * kl.prior + mixture_at(&kl, b, t->ok, ngood, i)) / (TPE_PRIOR + (double)ngood);
-        }
-        total += t->l[i] = s;
-    }
+    for (size_t i = 0; i < b->n; ++i)
+        if (b->state[i] == FATTN_CAND_UNTRIED)
+            total += t->l[i] = uni ? uni_at(b, ul, wgood, i)
+                                   : (TPE_PRIOR * kl.prior + mixture_at(&kl, b, t->ok, ngood, i)) / wgood;
     if (total <= 0)
         return -1;
 
@@ -310,13 +300,8 @@ static long propose(tpe *t, int uni, int local)
                     break;
             }
         }
-        double g = 1;
-        if (uni) {
-            for (int p = 0; p < FATTN_NPARAMS; ++p)
-                g *= ug[p][fattn_book_v(b, (size_t)pick, p)] / wbad;
-        } else {
-            g = (TPE_PRIOR * kg.prior + mixture_at(&kg, b, t->bad, nbad, (size_t)pick)) / wbad;
-        }
+        double g = uni ? uni_at(b, ug, wbad, (size_t)pick)
+                       : (TPE_PRIOR * kg.prior + mixture_at(&kg, b, t->bad, nbad, (size_t)pick)) / wbad;
         double score = log(t->l[pick]) - log(g);
         if (score > best_score)
             best_score = score, best = pick;
@@ -403,10 +388,11 @@ static size_t hint(fattn_strategy *base, size_t *out, size_t k)
     if (b->nproposed < TPE_STARTUP || !split(t, &ngood, &nbad))
         return 0;
     double ul[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
-    double wbad = uni_tables(t, ngood, nbad, ul, ug);
+    double wgood = TPE_PRIOR + (double)ngood, wbad = bad_weight(nbad);
+    uni_tables(t, ngood, nbad, ul, ug);
     for (size_t i = 0; i < b->n; ++i)
         if (b->state[i] == FATTN_CAND_UNTRIED) {
-            t->l[i] = uni_score(b, i, ngood, wbad, ul, ug);
+            t->l[i] = log(uni_at(b, ul, wgood, i)) - log(uni_at(b, ug, wbad, i));
             /* Insert i into out[0..m), best first, keeping at most k. */
             size_t j = m < k ? m++ : k;
             for (; j > 0 && t->l[out[j - 1]] < t->l[i]; --j)

@@ -137,8 +137,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
      * proposal finds it in the cache; never hinted again). */
     enum { SPEC_NONE, SPEC_AHEAD, SPEC_CLAIMED, SPEC_CACHED };
     unsigned char *spec = fattn_xcalloc(n ? n : 1, 1);
-    size_t *hints = NULL, nspec = 0, ncached = 0, hint_cap = 0; /* nspec: AHEAD or CLAIMED; ncached: CACHED */
-    const int window = ctx->ahead > 0 ? ctx->ahead : 1;
+    size_t *hints = NULL, hint_cap = 0, nahead = 0; /* nahead: candidates AHEAD or CACHED, not proposed */
+    const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
 
     memset(p, 0, sizeof *p);
     p->candidates = n;
@@ -164,12 +164,13 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 break;
             }
             ++pending;
+            if (spec[i] != SPEC_NONE)
+                --nahead;
             if (spec[i] == SPEC_AHEAD) { /* compiling already */
                 spec[i] = SPEC_CLAIMED;
                 continue;
             }
-            if (spec[i] == SPEC_CACHED) /* compiled ahead: a cache hit */
-                --ncached, spec[i] = SPEC_NONE;
+            spec[i] = SPEC_NONE; /* CACHED: compiled ahead, a cache hit */
             if ((rc = submit(comp, items, cands, (size_t)i)))
                 goto out;
         }
@@ -177,9 +178,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
-        int threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
         if (why < 0 && waiting && strat->ops->hint && ctx->cc->store && fattn_compiler_pending(comp) < threads) {
-            size_t want = nspec + ncached + (size_t)(threads - fattn_compiler_pending(comp));
+            size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
             if (want > hint_cap)
                 hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
             size_t nh = strat->ops->hint(strat, hints, want);
@@ -190,7 +190,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 if ((rc = submit(comp, items, cands, i)))
                     goto out;
                 spec[i] = SPEC_AHEAD;
-                ++nspec;
+                ++nahead;
             }
         }
         if (why >= 0) {
@@ -203,11 +203,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         if (!it || rc)
             goto out;
         size_t idx = (size_t)(it - items);
-        if (spec[idx] == SPEC_AHEAD || spec[idx] == SPEC_CLAIMED)
-            --nspec;
         if (spec[idx] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
             spec[idx] = SPEC_CACHED;
-            ++ncached;
             fattn_compile_item_release(it);
             continue;
         }
