@@ -13,19 +13,8 @@ shift || true
 
 # chromium: the report test loads the HTML report in a headless browser.
 # g++: the simulator compiles the kernel for the host.
-packages=(meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "bootstrap.sh: installing ${missing[*]}" >&2
-    sudo=()
-    [ "$(id -u)" = 0 ] || sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. scripts/install-packages.sh
+install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium
 
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$@" >/dev/null

@@ -78,10 +78,14 @@
 # FATTN_CHECK_FILTER=EXPR narrows the searched space, FATTN_BUILD=DIR names
 # the build, FATTN_CHECK_WORK=DIR the folder of its databases (default
 # results/). That dry run, not an acceptance run, is tests/scripts/device-dry.sh.
+# FATTN_TEST_SLOWDOWN=F (default 1) multiplies the waits whose bound decides
+# a verdict (the kill -9 stage's wait for progress, the sanitizer's timeout)
+# on a machine F times slower than an idle one (tests/cli/slowdown.sh).
 # shellcheck disable=SC2046 # $(causal_flag ...) and $(timing_for ...) expand to zero or more words
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
+. "$root/tests/cli/slowdown.sh" # scaled: FATTN_TEST_SLOWDOWN times a wait
 build=${FATTN_BUILD:-build-device}
 case $build in /*) ;; *) build=$root/$build ;; esac
 tool=$build/fattn-tune
@@ -418,7 +422,7 @@ kill_check() {
     pid=$!
     local study0
     study0=$(sql "$kdb" "SELECT coalesce(max(id), 0) FROM studies" 2>/dev/null)
-    for _ in $(seq 600); do
+    for _ in $(seq "$(scaled 600)"); do # 2 minutes times FATTN_TEST_SLOWDOWN
         n=$(sql "$kdb" "SELECT count(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.id > ${study0:-0} AND t.run_ms IS NOT NULL" 2>/dev/null)
         [ "${n:-0}" -ge 20 ] && break
         kill -0 $pid 2>/dev/null || break
@@ -498,7 +502,7 @@ sanitize() {
     local t=$1 key=$2 shape=$3 causal=$4 rc res
     shift 4
     note "compute-sanitizer --tool $t $key $shape"
-    timeout 240 compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
+    timeout "$(scaled 240)" compute-sanitizer --tool "$t" --target-processes all --error-exitcode 99 \
         "$tool" bench "$key" --arch "$arch" --shape "$shape" $(causal_flag "$causal") "$@" --samples 1 --reps 1 \
         --warmup 1 --timing-sets 2 --kernel-timeout 200s --db "$work/device-bench.db" >"$OUT/san.tmp" 2>&1
     rc=$?

@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
 # test.sh - build fattn-tune twice (plain, and with AddressSanitizer +
-# UndefinedBehaviorSanitizer) and run the whole test suite on both.
+# UndefinedBehaviorSanitizer) and run the whole test suite on both; then
+# run the libFuzzer targets for a bounded time (scripts/fuzz.sh).
 #
 #   scripts/test.sh
 #
-# GPU tests skip (exit 77) where no GPU is present. Runs in about ten
-# minutes on 2 cores; most of it is NVRTC compiling kernels.
+# GPU tests skip (exit 77) where no GPU is present. Runs in about fifteen
+# minutes on 2 idle cores; most of it is NVRTC compiling kernels.
+#
+# On a busy or slow machine, FATTN_TEST_SLOWDOWN=F (default 1; F from 1 to
+# 1000) multiplies every time bound: meson's --timeout-multiplier, and every
+# watchdog and wait for progress that a test's verdict depends on
+# (tests/t.h, tests/cli/slowdown.sh). The ASan/UBSan build runs 3 times
+# slower again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tests/cli/slowdown.sh
+asan_slowdown=$(awk -v f="$slowdown" 'BEGIN { print 3 * f }')
 
 scripts/bootstrap.sh build
 scripts/bootstrap.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
 status=0
-meson test -C build --print-errorlogs --num-processes 2 || status=1
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 || status=1
+FATTN_TEST_SLOWDOWN=$slowdown \
+    meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier "$slowdown" || status=1
+FATTN_TEST_SLOWDOWN=$asan_slowdown ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier "$asan_slowdown" || status=1
+# The libFuzzer targets (clang, build-fuzz/), FATTN_FUZZ_SECONDS each
+# (default 60), from their seed corpora: no crash, no sanitizer report.
+scripts/fuzz.sh "${FATTN_FUZZ_SECONDS:-60}" || status=1
 if [ $status = 0 ]; then
-    echo "test.sh: all tests passed (plain and ASan/UBSan builds)"
+    echo "test.sh: all tests passed (plain and ASan/UBSan builds, fuzz targets)"
 else
     echo "test.sh: FAILED; logs in build/meson-logs and build-asan/meson-logs" >&2
 fi

@@ -89,6 +89,31 @@ static const char *t_case = "";
         fprintf(stderr, "%s %s(%s)\n", t_failures == t_before_ ? "ok  " : "FAIL", #fn, #arg);                          \
     } while (0)
 
+/* FATTN_TEST_SLOWDOWN: how many times slower than an idle machine this one
+ * may be (default 1; scripts/test.sh sets it with meson's
+ * --timeout-multiplier). Every wall-clock bound a test's verdict depends on
+ * (watchdogs, waits for progress) is multiplied by it; a value that is not a
+ * number from 1 to 1000 is a harness failure. */
+static inline double t_slowdown(void)
+{
+    const char *s = getenv("FATTN_TEST_SLOWDOWN");
+    if (!s || !*s)
+        return 1;
+    char *end;
+    double f = strtod(s, &end);
+    if (*end || !(f >= 1 && f <= 1000)) {
+        fprintf(stderr, "FATTN_TEST_SLOWDOWN=%s: expected a number from 1 to 1000\n", s);
+        exit(T_HARNESS);
+    }
+    return f;
+}
+
+/* ms milliseconds on this machine: ms times t_slowdown(), rounded. */
+static inline int t_ms(double ms)
+{
+    return (int)(ms * t_slowdown() + 0.5);
+}
+
 static inline int t_exit(void)
 {
     fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);

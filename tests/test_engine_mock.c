@@ -47,8 +47,8 @@ static fattn_gpu_eval_config config(void)
         .samples = 10,
         .atol = 1e-2,
         .rtol = 1e-2,
-        .kernel_timeout_ms = 3000,
-        .setup_timeout_ms = 60000,
+        .kernel_timeout_ms = t_ms(3000),
+        .setup_timeout_ms = t_ms(60000),
     };
     return c;
 }
@@ -143,10 +143,12 @@ static void cudnn_baseline(void)
     const char *lib = getenv("FATTN_MOCK_CUDNN");
     setenv("FATTN_LIBCUDNN", lib, 1);
     /* The first plan takes 1.2 s, over the 0.8 s kernel watchdog: it runs
-     * under the setup timeout. */
-    setenv("FATTN_MOCK_CUDNN_SETUP_MS", "1200", 1);
+     * under the setup timeout (both times FATTN_TEST_SLOWDOWN). */
+    char setup_ms[16];
+    snprintf(setup_ms, sizeof setup_ms, "%d", t_ms(1200));
+    setenv("FATTN_MOCK_CUDNN_SETUP_MS", setup_ms, 1);
     fattn_gpu_eval_config c = config();
-    c.kernel_timeout_ms = 800;
+    c.kernel_timeout_ms = t_ms(800);
     CHECK_INT(fattn_evaluator_open_gpu(&c, &e), FATTN_OK);
     if (!e)
         return;
@@ -176,12 +178,15 @@ static void cudnn_baseline(void)
     fattn_evaluator_close(&e);
 
     /* A slow plan past the setup timeout is a timeout that says so. */
-    c.setup_timeout_ms = 500;
+    c.setup_timeout_ms = t_ms(500);
+    char want[96];
+    snprintf(want, sizeof want, "no answer from the worker in %.1f s while setting up the cuDNN baseline",
+             c.setup_timeout_ms / 1000.0);
     CHECK_INT(fattn_evaluator_open_gpu(&c, &e), FATTN_OK);
     if (e) {
         CHECK_INT(fattn_evaluate(e, &reqs[1], &r[0]), FATTN_OK);
         CHECK_INT(r[0].status, FATTN_EVAL_TIMEOUT);
-        CHECK_CONTAINS(r[0].detail, "no answer from the worker in 0.5 s while setting up the cuDNN baseline");
+        CHECK_CONTAINS(r[0].detail, want);
         CHECK_CONTAINS(r[0].detail, "(--setup-timeout); killed");
         fattn_eval_result_release(&r[0]);
         fattn_evaluator_close(&e);

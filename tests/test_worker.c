@@ -51,7 +51,7 @@ static void wire(void)
     /* Nothing to read: a timeout, on time. */
     double t0 = fattn_now_ms();
     CHECK_INT(fattn_wire_recv(sv[1], 200, &m, why, sizeof why), FATTN_WIRE_TIMEOUT);
-    CHECK(fattn_now_ms() - t0 >= 190 && fattn_now_ms() - t0 < 2000);
+    CHECK(fattn_now_ms() - t0 >= 190 && fattn_now_ms() - t0 < t_ms(2000));
     /* Garbage: a wrong magic, then a header announcing too much. */
     CHECK(write(sv[0], "GARBAGE!GARBAGE!", 16) == 16);
     CHECK_INT(fattn_wire_recv(sv[1], 1000, &m, why, sizeof why), FATTN_WIRE_GARBAGE);
@@ -87,7 +87,7 @@ static fattn_gpu_eval_config gpu_config(void)
         .samples = 12,
         .atol = 1e-2,
         .rtol = 1e-2,
-        .kernel_timeout_ms = 1500,
+        .kernel_timeout_ms = t_ms(1500),
     };
     return c;
 }
@@ -138,13 +138,16 @@ static void isolation(void)
     fattn_eval_result_release(&r);
     CHECK_INT(e->workers_started, 2);
 
-    /* The worker hangs: killed when the watchdog fires (1.5 s here). */
+    /* The worker hangs: killed when the watchdog fires (1.5 s here, times
+     * FATTN_TEST_SLOWDOWN). */
     double t0 = fattn_now_ms();
     CHECK_INT(eval(e, "bm64-bn32-bk64-w4-s2-u1-cp1-sw1-h1", &r), FATTN_OK);
     double waited = fattn_now_ms() - t0;
     CHECK_INT(r.status, FATTN_EVAL_TIMEOUT);
-    CHECK_CONTAINS(r.detail, "no answer from the worker in 1.5 s; killed");
-    CHECK(waited >= 1400 && waited < 10000);
+    char want[64];
+    snprintf(want, sizeof want, "no answer from the worker in %.1f s; killed", t_ms(1500) / 1000.0);
+    CHECK_CONTAINS(r.detail, want);
+    CHECK(waited >= t_ms(1500) - 100 && waited < t_ms(10000));
 
     /* The worker sends garbage: a protocol error, the worker killed. */
     CHECK_INT(eval(e, "bm128-bn64-bk32-w4-s2-u1-cp1-sw1-h1", &r), FATTN_OK);

@@ -29,7 +29,7 @@ static const char help[] =
     "       fattn-tune query sim [--run N] [--limit N]     a simulator run's verdicts (fattn-tune check),\n"
     "                                                      failures first\n"
     "       fattn-tune query simruns                       every simulator run\n"
-    "       fattn-tune query --sql 'SELECT ...'            any read-only SQL (docs/schema.md)\n"
+    "       fattn-tune query --sql 'SELECT ...'            one SELECT or reading PRAGMA (docs/schema.md)\n"
     "\n"
     "Opens the database read-only. --study defaults to the latest study.\n"
     "\n"
@@ -119,13 +119,47 @@ static int print_stmt(fattn_store *s, sqlite3_stmt *st, FILE *out, int format, i
     return rc;
 }
 
+/* The PRAGMAs that take an argument and only read: the argument names what
+ * to read (a table, an index, a schema). Any other PRAGMA with an argument
+ * sets something. */
+static const char *const read_pragmas[] = {"table_info",  "table_xinfo",       "table_list",      "index_list",
+                                           "index_info",  "index_xinfo",       "foreign_key_list", "integrity_check",
+                                           "quick_check", "foreign_key_check", NULL};
+
+/* The authorizer of --sql statements: sqlite3_stmt_readonly() passes ATTACH,
+ * DETACH and PRAGMAs that set connection flags (writable_schema=1, ...), since
+ * none of them writes the file; query refuses them too. *why gets the reason. */
+static int authorize(void *why, int action, const char *a, const char *b, const char *db, const char *trigger)
+{
+    (void)db, (void)trigger;
+    const char **reason = why;
+    if (action == SQLITE_ATTACH || action == SQLITE_DETACH) {
+        *reason = "ATTACH and DETACH are refused; query reads the database of --db alone";
+        return SQLITE_DENY;
+    }
+    if (action == SQLITE_PRAGMA && b) {
+        for (const char *const *p = read_pragmas; *p; ++p)
+            if (!strcmp(a, *p))
+                return SQLITE_OK;
+        *reason = "a PRAGMA given a value would change the connection or the database";
+        return SQLITE_DENY;
+    }
+    return SQLITE_OK;
+}
+
 static int run_sql(fattn_store *s, const char *sql, FILE *out, int format)
 {
     sqlite3_stmt *st;
-    const char *tail;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, &tail) != SQLITE_OK)
+    const char *tail, *why = NULL;
+    sqlite3 *db = fattn_store_db(s);
+    sqlite3_set_authorizer(db, authorize, &why);
+    int r = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+    sqlite3_set_authorizer(db, NULL, NULL);
+    if (r != SQLITE_OK && why)
+        return fattn_error(FATTN_EUSAGE, "--sql: %s (SELECT and read-only PRAGMAs only)", why);
+    if (r != SQLITE_OK)
         return fattn_error(FATTN_EUSAGE, "--sql: %s; expected one read-only statement (tables in docs/schema.md)",
-                           sqlite3_errmsg(fattn_store_db(s)));
+                           sqlite3_errmsg(db));
     while (tail && isspace((unsigned char)*tail))
         ++tail;
     if (tail && *tail == ';')

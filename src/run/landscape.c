@@ -124,7 +124,7 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
         l->e[l->n++] = e;
     }
     free(text);
-    if (!rc && (!l->shape.head_dim || !header))
+    if (!rc && (!l->shape.head_dim || !header || !l->n))
         rc = fattn_error(FATTN_EUSAGE,
                          "%s: no \"# shape:\" line or no entries; expected a landscape written by "
                          "fattn-tune query landscape",

@@ -89,6 +89,36 @@ static int pragma_int(fattn_store *s, const char *sql, long long *out)
     return FATTN_OK;
 }
 
+/* A writer first asks SQLite's quick_check (every page read once: 0.16 s
+ * for a 96 MB file of 100,000 trials of 15 samples each, on 2 cores) whether
+ * the file is intact: writing into a damaged database can lose what it
+ * still holds. */
+static int intact(fattn_store *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot check it");
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot check it");
+    }
+    const char *verdict = (const char *)sqlite3_column_text(st, 0);
+    int rc = FATTN_OK;
+    if (!verdict || strcmp(verdict, "ok")) {
+        char line[256]; /* the verdict on one line */
+        snprintf(line, sizeof line, "%s", verdict ? verdict : "no verdict");
+        for (char *p = line; *p; ++p)
+            if (*p == '\n')
+                *p = ' ';
+        rc = fattn_error(FATTN_EFAIL,
+                         "database %s is damaged (SQLite's quick_check: %s); nothing written: restore a copy, "
+                         "or pass a new --db path",
+                         s->path, line);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* WAL: readers never block the writer, and a killed writer loses only its
  * open transaction. */
 static int set_wal(fattn_store *s)
@@ -277,7 +307,7 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
             fattn_error(FATTN_EFAIL, "database %s is read-only; expected a writable file", path);
             goto fail;
         }
-        if (migrate(s, version))
+        if (intact(s) || migrate(s, version))
             goto fail;
         if (set_wal(s) || fattn_store_exec(s, "PRAGMA synchronous = NORMAL"))
             goto fail;

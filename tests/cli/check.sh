@@ -15,6 +15,7 @@
 #
 #   check.sh TOOL SOURCE_ROOT
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/slowdown.sh"
 tool=$(realpath "$1")
 src=$(realpath "$2")
 work=$(mktemp -d /tmp/fattn-check.XXXXXX)
@@ -98,7 +99,7 @@ cp -r "$src/kernels" broken
 plant broken '    const int lane = threadIdx.x % 32;\n' '    const int lane = threadIdx.x % 32;\n#if BLOCK_N == 32 && BLOCK_K == 32\n    if (threadIdx.x == 5) *(volatile int *)nullptr = 1;\n#elif BLOCK_N == 32 && BLOCK_K == 64 && HALF2 == 1\n    if (threadIdx.x == 5) for (volatile int spin = 0;; spin = spin + 1) {}\n#endif\n'
 set +e
 "$tool" --db fattn.db --kernel-dir broken check --space "$src/tests/data/space-search.json" --shape 1,2,33,64 --arch sm_90 \
-    --jobs 2 --timeout 10 >all.txt 2>all.err
+    --jobs 2 --timeout "$(scaled 10)" >all.txt 2>all.err
 rc=$?
 set -e
 [ $rc = 1 ] || { cat all.txt all.err >&2; fail "all: exit $rc, expected 1"; }

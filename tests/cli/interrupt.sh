@@ -7,6 +7,7 @@
 #
 #   interrupt.sh TOOL
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/slowdown.sh"
 tool=$(realpath "$1")
 work=$(mktemp -d /tmp/fattn-interrupt.XXXXXX)
 trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -16,9 +17,10 @@ pid=
 sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
 args=(compile --arch sm_90 --shape 2,8,512,64 --sample 16 --seed 3 --jobs 1 --db fattn.db)
 
-# Waits until the running study has at least $1 compiled trials.
+# Waits (up to 2 minutes times FATTN_TEST_SLOWDOWN) until the running study
+# has at least $1 compiled trials.
 wait_compiled() {
-    for _ in $(seq 600); do
+    for _ in $(seq "$(scaled 600)"); do
         [ -f fattn.db ] && n=$(sql "SELECT count(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.status = 'running' AND t.cache_key IS NOT NULL" 2>/dev/null) && [ "${n:-0}" -ge "$1" ] && return 0
         sleep 0.2
     done

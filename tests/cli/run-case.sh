@@ -5,6 +5,8 @@
 #
 # A case file holds "Key: value" lines:
 #   Setup: NAME [NAME...]    prepare the case folder (see setup_* below)
+#   Row: TEXT                the row of the bad-input table this case is
+#                            (docs/bad-input.md, scripts/bad-input-table.sh)
 #   Args: ...                fattn-tune's arguments (shell words; $SRC is the
 #                            source root, $HERE the case folder)
 #   Env: VAR=value           extra environment (repeatable)
@@ -51,6 +53,15 @@ setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
 setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
 setup_foreign_db() { "$fixture" foreign fattn.db || exit 99; }
 setup_readonly_db() { setup_db; chmod 444 fattn.db; }
+# Page 2's b-tree header zeroed: a damage SQLite's quick_check finds.
+setup_flipped_db() {
+    setup_timed_db
+    local page
+    page=$(od -An -tu1 -j16 -N2 fattn.db | awk '{ print $1 * 256 + $2 }')
+    printf '\000' | dd of=fattn.db bs=1 seek="$page" conv=notrunc status=none || exit 99
+}
+# A file the user may write, in a folder they may not (SQLite needs it for its journal).
+setup_readonly_folder_db() { mkdir ro && "$fixture" timed ro/fattn.db >/dev/null && chmod 666 ro/fattn.db && chmod 555 ro || exit 99; }
 setup_kernels() { mkdir kernels && cp "$SRC"/kernels/*.cu "$SRC"/kernels/*.h kernels/; }
 setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
 setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }

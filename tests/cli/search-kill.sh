@@ -9,6 +9,7 @@
 #
 #   search-kill.sh TOOL SOURCE_ROOT
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/slowdown.sh"
 tool=$(realpath "$1")
 work=$(mktemp -d /tmp/fattn-search-kill.XXXXXX)
 pid=
@@ -18,14 +19,16 @@ dbsql() { "$tool" -q query --db "$1" --format csv --sql "$2" | tail -n +2; }
 sql() { dbsql fattn.db "$1"; }
 isql() { dbsql int.db "$1"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# Waits (up to 2 minutes) until 4 trials of database $1 have run on the evaluator.
+# Waits (up to 2 minutes times FATTN_TEST_SLOWDOWN) until 4 trials of
+# database $1 have run on the evaluator; fails if they never do.
 wait_runs() {
     local n
-    for _ in $(seq 600); do
+    for _ in $(seq "$(scaled 600)"); do
         n=$(dbsql "$1" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
         [ "${n:-0}" -ge 4 ] && return
         sleep 0.2
     done
+    fail "$1: 4 trials not run in $(scaled 120) s"
 }
 
 # A landscape to replay: the fake worker's times for a slice of the space.

@@ -10,6 +10,7 @@
 #
 #   search.sh TOOL SOURCE_ROOT
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/slowdown.sh"
 tool=$(realpath "$1")
 src=$(realpath "$2")
 work=$(mktemp -d /tmp/fattn-search.XXXXXX)
@@ -20,7 +21,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 export FATTN_WORKER_HOOK="fake,crash=bn32-bk32-w4-s2-u1-cp1-sw1-h0,hang=bn32-bk64-w4-s2-u1-cp1-sw1-h1,garbage=bn64-bk32-w4-s2-u1-cp1-sw1-h0,numerics=bn64-bk64-w4-s2-u1-cp1-sw1-h1"
 "$tool" search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
-    --kernel-timeout 2s --samples 12 --jobs 2 >out.txt 2>err.txt || { cat out.txt err.txt >&2; fail "search exit $?"; }
+    --kernel-timeout "$(scaled 2)s" --samples 12 --jobs 2 >out.txt 2>err.txt || { cat out.txt err.txt >&2; fail "search exit $?"; }
 grep -q "^8 configurations: 0 rejected by the static gates, 8 survive; 8 tried, 8 run, 4 measured" out.txt ||
     { cat out.txt >&2; fail "summary"; }
 grep -q "^stopped: every survivor tried$" out.txt

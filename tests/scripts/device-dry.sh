@@ -16,6 +16,7 @@
 set -euo pipefail
 build=$(realpath "$1")
 src=$(realpath "$2")
+. "$src/tests/cli/slowdown.sh"
 work=$(mktemp -d /tmp/fattn-device-dry.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; cat "$work/out/report.md" >&2 2>/dev/null; exit 1; }
@@ -30,7 +31,7 @@ cat "$work/estimates"
 [ "$(wc -l <"$work/estimates")" = 13 ] || fail "not every stage has an estimate"
 awk '$2 !~ /^[0-9]+$/ || $2 <= 0 || $2 > 480 || ($1 == "first" && $2 > 300) { bad = 1; print "over the limit: " $0 }
      END { exit bad }' "$work/estimates" || fail "a stage estimated over its limit"
-FATTN_TUNE_BUDGET=20s "$src/scripts/device-check.sh" first env tests small small-causal tune 2>"$work/stderr" ||
+FATTN_TUNE_BUDGET="$(scaled 20)s" "$src/scripts/device-check.sh" first env tests small small-causal tune 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
 r=$work/out/report.md
 for s in first env tests small small-causal tune; do
@@ -92,7 +93,7 @@ grep -q "^\*\*Stages large large-causal numerics sanitizer sanitizer-large compa
     fail "large ... compare verdict"
 # Issue 5's stage: the tuned space (extension tunables included) searched,
 # confirmed and (on a GPU) compared, per shape and causality.
-FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET=15s "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
+FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET="$(scaled 15)s" "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh speed exited $?"; }
 { grep -q "^### 2,8,512,64 non-causal" "$r" && grep -q "^### 2,8,512,64 causal" "$r"; } || fail "speed: shapes"
 [ "$(grep -c '^baseline: cudnn, fake cuDNN' "$r")" = 2 ] || fail "speed: confirm against cuDNN"
