@@ -5,8 +5,9 @@
 #
 #   scripts/test.sh
 #
-# GPU tests skip (exit 77) where no GPU is present. Runs in about fifteen
-# minutes on 2 idle cores; most of it is NVRTC compiling kernels.
+# GPU tests skip (exit 77) where no GPU is present. Runs in about twenty
+# minutes from a fresh clone on 2 idle cores (20 min 17 s measured, 4 of
+# them fuzzing); most of the rest is NVRTC compiling kernels.
 #
 # On a busy or slow machine, FATTN_TEST_SLOWDOWN=F (default 1; F from 1 to
 # 1000) multiplies every time bound: meson's --timeout-multiplier, and every
