@@ -12,13 +12,15 @@
 #
 # Targets: space (the space JSON loader), args (--shape, --arch, durations,
 # numbers, byte sizes, configuration keys, --filter), landscape (the
-# landscape CSV reader), wire (the worker wire decoder).
+# landscape CSV reader), wire (the worker wire decoder), export (the C header,
+# dispatch header, HTML report, JSON/T4 exports and query table written from a
+# database whose text columns hold the fuzzer's strings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(space args landscape wire)
+[ ${#targets[@]} -gt 0 ] || targets=(space args landscape wire export)
 case $secs in '' | *[!0-9]* | 0) echo "fuzz.sh: SECONDS '$secs': expected a whole number of seconds, at least 1" >&2; exit 2 ;; esac
 
 . scripts/install-packages.sh
@@ -27,7 +29,7 @@ if [ ! -f build-fuzz/build.ninja ]; then
     CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
 for t in "${targets[@]}"; do
-    [ -d "tests/fuzz/corpus/$t" ] || { echo "fuzz.sh: unknown target '$t'; expected space, args, landscape or wire" >&2; exit 2; }
+    [ -d "tests/fuzz/corpus/$t" ] || { echo "fuzz.sh: unknown target '$t'; expected space, args, landscape, wire or export" >&2; exit 2; }
 done
 ninja -C build-fuzz "${targets[@]/#/tests/fuzz/fuzz_}" >/dev/null
 

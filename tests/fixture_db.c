@@ -6,12 +6,17 @@
  *                                (the GPU engine fills these columns for real)
  *   fixture_db version PATH N    set the schema version to N
  *   fixture_db foreign PATH      a SQLite database of another program
+ *   fixture_db hostile PATH      two studies whose every text column holds
+ *                                hostile text (tests/hostile.h): quotes,
+ *                                comment ends, trigraphs, markup, control
+ *                                bytes, malformed UTF-8
  */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostile.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -88,6 +93,24 @@ static int timed(const char *path)
     return 0;
 }
 
+static int hostile_fixture(const char *path)
+{
+    static const char *const strings[] = {
+        "*/ #define FATTN_BLOCK_M 1 /*",  "\"\n#define FATTN_TUNED_ARCH \"pwned",
+        "</td><script>alert(1)</script>", "ends in a trigraph ?\?/",
+        "ends in a backslash \\",         "\x1b[31mred\x1b[0m\r\t\x7f \xff\xfe \xc0\xaf",
+        "h\xc3\xa9llo ' onclick='x %s%n",
+    };
+    fattn_store *s;
+    if (fattn_store_open(path, FATTN_DB_WRITE, &s) || hostile_build(s))
+        return 99;
+    char *columns = hostile_columns(fattn_store_db(s));
+    int rc = hostile_poison(fattn_store_db(s), columns, strings, (int)(sizeof strings / sizeof strings[0]));
+    free(columns);
+    fattn_store_close(&s);
+    return rc ? 99 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "timed") == 0)
@@ -100,6 +123,8 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "foreign") == 0)
         return raw(argv[2], "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); "
                             "INSERT INTO customers (name) VALUES ('ada')");
-    fprintf(stderr, "usage: fixture_db timed PATH | version PATH N | foreign PATH\n");
+    if (argc == 3 && strcmp(argv[1], "hostile") == 0)
+        return hostile_fixture(argv[2]);
+    fprintf(stderr, "usage: fixture_db timed PATH | version PATH N | foreign PATH | hostile PATH\n");
     return 99;
 }

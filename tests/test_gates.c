@@ -7,6 +7,7 @@
 
 #include "compile/postgates.h"
 #include "gates/gates.h"
+#include "gates/layout.h"
 #include "space/space.h"
 #include "util/err.h"
 #include "util/paths.h"
@@ -304,6 +305,40 @@ static void post_compile(void)
     lim.occupancy_cp_async_exempt = 0;
     CHECK_INT(fattn_gates_compiled(&in, &k, &occ, &first, all), FATTN_R_LOW_OCCUPANCY);
     fattn_gate_limits_default(&lim);
+
+    /* unlaunchable: a cluster of 8 blocks (SPLIT_KV=8) of 8 warps at 255
+     * registers: 8 x 8192 registers, 1 block/SM. On sm_90's GPC of 16 SMs
+     * that is 16 slots, 2 clusters; on a GPC of 6 SMs, 6 slots cannot hold
+     * one cluster, and the cp.async waiver of low_occupancy does not let it
+     * through. */
+    fattn_config kc = cfg("bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1-kv8");
+    fattn_shape s1024 = {1, 4, 1024, 64, 0};
+    fattn_layout l;
+    fattn_layout_init(&l, &kc, 64);
+    fattn_gate_input in3 = {&kc, &s1024, fattn_arch_find("sm_90"), &lim};
+    k = compiled_ok(255, l.total_bytes);
+    k.threads = 256;
+    CHECK_INT(fattn_gates_compiled(&in3, &k, &occ, &first, all), FATTN_R_NONE);
+    CHECK_INT(all[FATTN_R_UNLAUNCHABLE].pass, 1);
+    CHECK_CONTAINS(all[FATTN_R_UNLAUNCHABLE].detail,
+                   "cluster of 8 blocks (portable maximum 8): 1 block/SM x 16 SMs of a GPC = 16 slots, 2 clusters");
+    fattn_arch small = *fattn_arch_find("sm_90");
+    small.gpc_sms = 6;
+    in3.arch = &small;
+    CHECK_INT(fattn_gates_compiled(&in3, &k, &occ, &first, all), FATTN_R_UNLAUNCHABLE);
+    CHECK_CONTAINS(first.detail, "1 block/SM x 6 SMs of a GPC = 6 slots, 0 clusters per GPC");
+    CHECK_INT(all[FATTN_R_LOW_OCCUPANCY].pass, 1); /* waived: CP_ASYNC=1 */
+    CHECK_NEAR(occ.occupancy, 0.0, 0);
+    /* --skip unlaunchable lets it through (to see the driver refuse it). */
+    lim.skip = 1u << FATTN_R_UNLAUNCHABLE;
+    CHECK_INT(fattn_gates_compiled(&in3, &k, &occ, &first, all), FATTN_R_NONE);
+    fattn_gate_limits_default(&lim);
+    /* 2 blocks/SM (128 registers): 12 slots hold one cluster; the 4 idle
+     * slots lower the occupancy the low_occupancy gate judges. */
+    k.regs = 128;
+    CHECK_INT(fattn_gates_compiled(&in3, &k, &occ, &first, all), FATTN_R_NONE);
+    CHECK_NEAR(occ.occupancy, 8.0 / 6 * 8 / 64, 1e-12);
+    CHECK_CONTAINS(all[FATTN_R_LOW_OCCUPANCY].detail, "; clusters of 8 whole on a GPC of 6 SMs: 1.33 blocks/SM, 16.7%");
 }
 
 static void reasons(void)

@@ -139,8 +139,63 @@ static void table(void)
     }
 }
 
+/* Clusters co-scheduled whole on one GPC, worked out by hand. */
+static void clusters(void)
+{
+    const fattn_arch *h = fattn_arch_find("sm_90");
+    fattn_cluster_result r;
+    /* sm_90 (GPC of 16 SMs): 1 block/SM, clusters of 8: 16 slots, 2 clusters,
+     * no slot idle: 1 block/SM, 8 warps of 64. */
+    fattn_cluster_occupancy(h, 1, 8, 8, &r);
+    CHECK_INT(r.launchable, 1);
+    CHECK_INT(r.slots_per_gpc, 16);
+    CHECK_INT(r.clusters_per_gpc, 2);
+    CHECK_NEAR(r.blocks_per_sm, 1.0, 1e-12);
+    CHECK_NEAR(r.occupancy, 8.0 / 64, 1e-12);
+    /* 16 blocks is past the portable maximum of 8: refused, as the driver
+     * refuses it without the non-portable opt-in. */
+    fattn_cluster_occupancy(h, 2, 4, 16, &r);
+    CHECK_INT(r.launchable, 0);
+    CHECK_NEAR(r.occupancy, 0.0, 0);
+    /* No block fits on an SM: neither a cluster nor a plain launch runs. */
+    fattn_cluster_occupancy(h, 0, 4, 2, &r);
+    CHECK_INT(r.launchable, 0);
+    fattn_cluster_occupancy(h, 0, 4, 1, &r);
+    CHECK_INT(r.launchable, 0);
+    /* A plain launch: the blocks per SM as they are. */
+    fattn_cluster_occupancy(h, 3, 4, 1, &r);
+    CHECK_INT(r.launchable, 1);
+    CHECK_NEAR(r.blocks_per_sm, 3.0, 1e-12);
+    /* Clusters before sm_90: not launchable. */
+    fattn_cluster_occupancy(fattn_arch_find("sm_80"), 4, 4, 2, &r);
+    CHECK_INT(r.launchable, 0);
+
+    /* A GPC of 18 SMs (the larger H100 GPC): 3 blocks/SM = 54 slots hold
+     * 6 clusters of 8 (48 blocks), 6 slots idle: 48 / 18 = 2.667 blocks/SM. */
+    fattn_arch big = *h;
+    big.gpc_sms = 18;
+    fattn_cluster_occupancy(&big, 3, 4, 8, &r);
+    CHECK_INT(r.launchable, 1);
+    CHECK_INT(r.slots_per_gpc, 54);
+    CHECK_INT(r.clusters_per_gpc, 6);
+    CHECK_NEAR(r.blocks_per_sm, 48.0 / 18, 1e-12);
+    CHECK_NEAR(r.occupancy, 48.0 / 18 * 4 / 64, 1e-12);
+    /* A GPC of 6 SMs (a small partition): 1 block/SM is 6 slots, fewer than a
+     * cluster of 8: refused; 2 blocks/SM is 12 slots: one cluster, 4 idle. */
+    fattn_arch small = *h;
+    small.gpc_sms = 6;
+    fattn_cluster_occupancy(&small, 1, 4, 8, &r);
+    CHECK_INT(r.launchable, 0);
+    CHECK_INT(r.clusters_per_gpc, 0);
+    fattn_cluster_occupancy(&small, 2, 4, 8, &r);
+    CHECK_INT(r.launchable, 1);
+    CHECK_INT(r.clusters_per_gpc, 1);
+    CHECK_NEAR(r.blocks_per_sm, 8.0 / 6, 1e-12);
+}
+
 int main(void)
 {
     T_RUN(table);
+    T_RUN(clusters);
     return t_exit();
 }

@@ -170,10 +170,10 @@ static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
         if (!first)
             first = item.reason;
     } else if (!o->no_compile) {
-        for (int r = FATTN_R_COMPILE_ERROR; r <= FATTN_R_LOW_OCCUPANCY; ++r)
+        for (int r = FATTN_R_COMPILE_ERROR; r <= FATTN_R_LAST_COMPILE; ++r)
             snprintf(all[r].detail, sizeof all[r].detail, "not evaluated: the tiling gate failed");
     } else {
-        for (int r = FATTN_R_COMPILE_ERROR; r <= FATTN_R_LOW_OCCUPANCY; ++r)
+        for (int r = FATTN_R_COMPILE_ERROR; r <= FATTN_R_LAST_COMPILE; ++r)
             snprintf(all[r].detail, sizeof all[r].detail, "not evaluated: --no-compile");
     }
 
@@ -182,7 +182,7 @@ static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
     const char *names[] = {"gate", "verdict", "detail", "fix"};
     fattn_rows rows;
     fattn_rows_init(&rows, 4, names);
-    for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LOW_OCCUPANCY; ++r) {
+    for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_COMPILE; ++r) {
         const char *cells[] = {fattn_reason(r)->code, verdict_word(all[r].pass), all[r].detail,
                                all[r].pass == 0 ? fattn_reason(r)->fix : ""};
         fattn_rows_add(&rows, cells, NULL);

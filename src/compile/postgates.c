@@ -3,6 +3,7 @@
  */
 #include "compile/postgates.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gates/layout.h"
@@ -27,7 +28,7 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         fattn_verdict_set(v, 0, "NVRTC failed: %.*s", len > 300 ? 300 : len, line);
         if (first)
             *first = *v;
-        for (int r = FATTN_R_SMEM_MISMATCH; r <= FATTN_R_LOW_OCCUPANCY; ++r) {
+        for (int r = FATTN_R_SMEM_MISMATCH; r <= FATTN_R_LAST_COMPILE; ++r) {
             vs[r].reason = r;
             fattn_verdict_set(&vs[r], -1, "not evaluated: the configuration did not compile");
         }
@@ -59,21 +60,44 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
     fattn_occ_input oi = {l.threads, c->regs, c->smem_static, c->smem_dynamic};
     fattn_occ_result o;
     fattn_occupancy(in->arch, &oi, &o);
+    /* Clusters resident whole on a GPC: the occupancy the gate judges. */
+    const int split = in->cfg->v[FATTN_P_SPLIT_KV];
+    fattn_cluster_result cl;
+    fattn_cluster_occupancy(in->arch, o.blocks, (int)l.warps, split, &cl);
+    char whole[160] = "";
+    if (split > 1 && cl.blocks_per_sm < o.blocks)
+        snprintf(whole, sizeof whole, "; clusters of %d whole on a GPC of %d SMs: %.2f blocks/SM, %.1f%%", split,
+                 in->arch->gpc_sms, cl.blocks_per_sm, 100.0 * cl.occupancy);
     if (occ) {
-        occ->occupancy = o.occupancy;
+        occ->occupancy = cl.occupancy;
         occ->blocks_per_sm = o.blocks;
         occ->limiter = fattn_occ_limiter_name(o.limiter);
     }
     int exempt = in->lim->occupancy_cp_async_exempt && in->cfg->v[FATTN_P_CP_ASYNC];
     ok = fattn_verdict_set(
-        v, o.occupancy >= in->lim->min_occupancy || exempt,
+        v, cl.occupancy >= in->lim->min_occupancy || exempt,
         "%d block%s/SM x %u warps = %d of %d warps (%.1f%%), limited by %s (%u regs/thread, %u B smem/block "
-        "allocated); limit %.1f%%%s",
+        "allocated)%s; limit %.1f%%%s",
         o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm, 100.0 * o.occupancy,
-        fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block, 100.0 * in->lim->min_occupancy,
+        fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block, whole, 100.0 * in->lim->min_occupancy,
         exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
     if (!(ok = fattn_gate_apply_skip(in->lim, FATTN_R_LOW_OCCUPANCY, v)) && !failed)
         failed = FATTN_R_LOW_OCCUPANCY;
+
+    /* unlaunchable: no waiver; the launch would fail whatever the speed. */
+    v = &vs[FATTN_R_UNLAUNCHABLE];
+    v->reason = FATTN_R_UNLAUNCHABLE;
+    if (split <= 1)
+        fattn_verdict_set(v, cl.launchable, "%d block%s/SM (limited by %s)%s", o.blocks, o.blocks == 1 ? "" : "s",
+                          fattn_occ_limiter_name(o.limiter), cl.launchable ? "" : ": not one block fits on an SM");
+    else
+        fattn_verdict_set(v, cl.launchable,
+                          "cluster of %d blocks (portable maximum %d): %d block%s/SM x %d SMs of a GPC = %d "
+                          "slots, %d cluster%s per GPC",
+                          split, in->arch->max_cluster_size, o.blocks, o.blocks == 1 ? "" : "s", in->arch->gpc_sms,
+                          cl.slots_per_gpc, cl.clusters_per_gpc, cl.clusters_per_gpc == 1 ? "" : "s");
+    if (!fattn_gate_apply_skip(in->lim, FATTN_R_UNLAUNCHABLE, v) && !failed)
+        failed = FATTN_R_UNLAUNCHABLE;
     if (failed && first)
         *first = vs[failed];
     return failed;

@@ -118,26 +118,6 @@ static void csv_cell(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void fattn_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void json_value(FILE *f, const char *s, int numeric)
 {
     if (!s)
@@ -160,9 +140,11 @@ static void json_object(FILE *f, const fattn_rows *r, int row, const char *inden
     fprintf(f, "\n%s}", indent);
 }
 
+/* A cell of the aligned table: text from the database reaches a terminal,
+ * so its control characters are shown as '?' (fattn_terminal_safe). */
 static void print_cell(FILE *f, const char *s, int width, int right, int max_width)
 {
-    const char *t = s ? s : "";
+    char *t = fattn_terminal_safe(s ? s : "");
     int len = (int)strlen(t);
     int cut = max_width > 3 && len > max_width;
     int shown = cut ? max_width : len;
@@ -175,6 +157,7 @@ static void print_cell(FILE *f, const char *s, int width, int right, int max_wid
         fputs(t, f);
     if (!right)
         fprintf(f, "%*s", pad, "");
+    free(t);
 }
 
 void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width)
@@ -264,7 +247,10 @@ void fattn_rows_print_record(FILE *f, const fattn_rows *r, int row, int format)
     for (int c = 0; c < r->ncols; ++c)
         if ((int)strlen(r->names[c]) > w)
             w = (int)strlen(r->names[c]);
-    for (int c = 0; c < r->ncols; ++c)
-        fprintf(f, "%s:%*s %s\n", r->names[c], w - (int)strlen(r->names[c]), "",
-                r->cells[row][c] ? r->cells[row][c] : "");
+    for (int c = 0; c < r->ncols; ++c) {
+        char *name = fattn_terminal_safe(r->names[c]),
+             *t = fattn_terminal_safe(r->cells[row][c] ? r->cells[row][c] : "");
+        fprintf(f, "%s:%*s %s\n", name, w - (int)strlen(name), "", t);
+        free(name), free(t);
+    }
 }

@@ -12,6 +12,8 @@
 #include <sqlite3.h>
 #include <stdio.h>
 
+#include "util/escape.h" /* fattn_json_string */
+
 enum fattn_format { FATTN_FMT_TABLE, FATTN_FMT_CSV, FATTN_FMT_JSON };
 
 /* Parses "table", "csv" or "json"; reports a usage error naming `option`. */
@@ -41,8 +43,5 @@ void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width);
 
 /* Prints one row as "name: value" lines (table), or as CSV/JSON. */
 void fattn_rows_print_record(FILE *f, const fattn_rows *r, int row, int format);
-
-/* Writes `s` as a JSON string literal. */
-void fattn_json_string(FILE *f, const char *s);
 
 #endif

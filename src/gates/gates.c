@@ -53,6 +53,11 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
     [FATTN_R_LOW_OCCUPANCY] =
         {"low_occupancy", FATTN_STAGE_COMPILE, "too few resident warps per SM to hide latency without cp.async",
          "CP_ASYNC=1, fewer registers per thread (smaller tiles per warp), or lower --min-occupancy"},
+    [FATTN_R_UNLAUNCHABLE] = {"unlaunchable", FATTN_STAGE_COMPILE,
+                              "no block fits on an SM, or a cluster's blocks do not fit on one GPC (the hardware "
+                              "co-schedules a cluster's blocks together): the driver would refuse the launch",
+                              "fewer registers or less shared memory per block, or a smaller SPLIT_KV (clusters "
+                              "of at most the portable 8 blocks)"},
     [FATTN_R_LAUNCH_REFUSED] = {"launch_refused", FATTN_STAGE_RUN,
                                 "the driver refused to launch the kernel as configured (the CUDA error is in the "
                                 "detail: shared memory, cluster size, threads or registers)",

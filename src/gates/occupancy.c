@@ -46,6 +46,23 @@ int fattn_occupancy(const fattn_arch *a, const fattn_occ_input *in, fattn_occ_re
     return 0;
 }
 
+int fattn_cluster_occupancy(const fattn_arch *a, int blocks_per_sm, int warps, int cluster, fattn_cluster_result *out)
+{
+    if (cluster <= 1) {
+        out->launchable = blocks_per_sm > 0;
+        out->slots_per_gpc = blocks_per_sm * a->gpc_sms;
+        out->clusters_per_gpc = out->slots_per_gpc;
+        out->blocks_per_sm = blocks_per_sm;
+    } else {
+        out->slots_per_gpc = blocks_per_sm * a->gpc_sms;
+        out->launchable = cluster <= a->max_cluster_size && blocks_per_sm > 0 && out->slots_per_gpc >= cluster;
+        out->clusters_per_gpc = out->launchable ? out->slots_per_gpc / cluster : 0;
+        out->blocks_per_sm = out->launchable ? (double)(out->clusters_per_gpc * cluster) / a->gpc_sms : 0.0;
+    }
+    out->occupancy = out->blocks_per_sm * warps / a->max_warps_per_sm;
+    return 0;
+}
+
 const char *fattn_occ_limiter_name(int limiter)
 {
     switch (limiter) {

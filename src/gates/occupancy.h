@@ -41,6 +41,25 @@ typedef struct fattn_occ_result {
 /* Computes the occupancy of a kernel; returns 0. */
 int fattn_occupancy(const fattn_arch *a, const fattn_occ_input *in, fattn_occ_result *out);
 
+/* Thread-block clusters: the hardware co-schedules a cluster's blocks all
+ * at once on one GPC (cuOccupancyMaxActiveClusters semantics), so a cluster
+ * launches only when it is within the portable size and its blocks fit in
+ * the block slots of one GPC (blocks per SM x SMs of the GPC), and a GPC
+ * holds whole clusters only: floor(slots / cluster) of them, the slots left
+ * over stay idle. A cluster of 1 is a plain launch (it needs one block slot
+ * per SM). */
+typedef struct fattn_cluster_result {
+    int launchable;       /* 0: the driver would refuse the launch */
+    int slots_per_gpc;    /* blocks per SM x SMs of the smallest GPC */
+    int clusters_per_gpc; /* whole clusters resident on that GPC */
+    double blocks_per_sm; /* resident blocks per SM, clusters counted whole */
+    double occupancy;     /* blocks_per_sm x warps per block / max_warps_per_sm */
+} fattn_cluster_result;
+
+/* The co-scheduling of clusters of `cluster` blocks of `warps` warps, when
+ * `blocks_per_sm` blocks fit on an SM (fattn_occupancy). Returns 0. */
+int fattn_cluster_occupancy(const fattn_arch *a, int blocks_per_sm, int warps, int cluster, fattn_cluster_result *out);
+
 /* "registers", "shared memory", "warps", "blocks" */
 const char *fattn_occ_limiter_name(int limiter);
 

@@ -141,6 +141,14 @@ static int study_table(fattn_store *s, long long study, FILE *f)
     return FATTN_OK;
 }
 
+/* The class of a verdict's cell: the verdict when it is one word of
+ * letters and underscores (as confirm writes them), else "other". */
+static const char *verdict_class(const char *v)
+{
+    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz_");
+    return n && !v[n] ? v : "other";
+}
+
 /* The latest measured confirmation of the study: its samples, its numbers. */
 static int confirm_section(fattn_store *s, long long study, FILE *f)
 {
@@ -201,11 +209,12 @@ static int confirm_section(fattn_store *s, long long study, FILE *f)
     fprintf(f, "<td class=\"n\">%.3f (%.3f-%.3f)</td><td class=\"n\">%.3g</td><td class=\"n\">%.3f</td>",
             sqlite3_column_double(st, 13), sqlite3_column_double(st, 14), sqlite3_column_double(st, 15),
             sqlite3_column_double(st, 16), sqlite3_column_double(st, 17));
-    fprintf(f, "<td class=\"verdict-%s\">%s</td></tr>\n</table>\n", col(st, 18), col(st, 18));
-    fprintf(f,
-            "<p class=\"note\">%d interleaved samples a side (%s); %d bootstrap resamples; the shaded bands are "
-            "the 95%% confidence intervals of the medians.</p>\n",
-            sqlite3_column_int(st, 4), col(st, 19), sqlite3_column_int(st, 20));
+    fprintf(f, "<td class=\"verdict-%s\">", verdict_class(col(st, 18)));
+    fattn_html_escape(f, col(st, 18));
+    fprintf(f, "</td></tr>\n</table>\n<p class=\"note\">%d interleaved samples a side (", sqlite3_column_int(st, 4));
+    fattn_html_escape(f, col(st, 19));
+    fprintf(f, "); %d bootstrap resamples; the shaded bands are the 95%% confidence intervals of the medians.</p>\n",
+            sqlite3_column_int(st, 20));
     fattn_svg_histograms(f, "plot-confirm", "Confirmation samples: candidate and baseline", "us per launch", &a, &b);
     sqlite3_finalize(st);
     free(v[0].v), free(v[1].v);
@@ -258,9 +267,11 @@ static int top_table(fattn_store *s, long long study, FILE *f)
         fattn_html_escape(f, col(st, 1));
         fprintf(f,
                 "</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td "
-                "class=\"n\">%.1f</td><td class=\"n\">%.1f</td><td class=\"n\">%s</td><td class=\"n\">%.2f</td><td>",
+                "class=\"n\">%.1f</td><td class=\"n\">%.1f</td><td class=\"n\">",
                 sqlite3_column_double(st, 2), sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
-                sqlite3_column_double(st, 5), sqlite3_column_double(st, 6), col(st, 7), sqlite3_column_double(st, 8));
+                sqlite3_column_double(st, 5), sqlite3_column_double(st, 6));
+        fattn_html_escape(f, col(st, 7));
+        fprintf(f, "</td><td class=\"n\">%.2f</td><td>", sqlite3_column_double(st, 8));
         fattn_html_escape(f, col(st, 9));
         fputs("</td></tr>\n", f);
     }

@@ -15,19 +15,6 @@
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
 
-void fattn_html_escape(FILE *f, const char *s)
-{
-    for (; s && *s; ++s) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 /* A tick step of 1, 2 or 5 times a power of ten giving about 5 ticks. */
 static double nice_step(double span)
 {

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/escape.h" /* fattn_html_escape */
+
 typedef struct fattn_series {
     const char *name;
     const double *x, *y;
@@ -34,8 +36,5 @@ void fattn_svg_histograms(FILE *f, const char *id, const char *title, const char
 
 /* Horizontal bars: labels[i] with value v[i]. */
 void fattn_svg_bars(FILE *f, const char *id, const char *title, const char *const *labels, const double *v, size_t n);
-
-/* Writes s with &, <, >, " escaped. */
-void fattn_html_escape(FILE *f, const char *s);
 
 #endif

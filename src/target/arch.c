@@ -13,6 +13,7 @@ static const fattn_arch sm80 = {
     .sub_partitions = 4,
     .smem_per_sm = 167936, .smem_per_block = 49152, .smem_per_block_optin = 166912,
     .smem_reserved_per_block = 1024, .smem_alloc_unit = 128,
+    .max_cluster_size = 1, .gpc_sms = 0,
 };
 
 static const fattn_arch sm86 = {
@@ -22,6 +23,7 @@ static const fattn_arch sm86 = {
     .sub_partitions = 4,
     .smem_per_sm = 102400, .smem_per_block = 49152, .smem_per_block_optin = 101376,
     .smem_reserved_per_block = 1024, .smem_alloc_unit = 128,
+    .max_cluster_size = 1, .gpc_sms = 0,
 };
 
 static const fattn_arch sm89 = {
@@ -31,8 +33,14 @@ static const fattn_arch sm89 = {
     .sub_partitions = 4,
     .smem_per_sm = 102400, .smem_per_block = 49152, .smem_per_block_optin = 101376,
     .smem_reserved_per_block = 1024, .smem_alloc_unit = 128,
+    .max_cluster_size = 1, .gpc_sms = 0,
 };
 
+/* Clusters: 8 blocks is the portable maximum (the programming guide); larger
+ * ones need an opt-in that fattn-tune's launches do not make. gpc_sms: the
+ * H100 SXM5 enables 132 of GH100's 144 SMs (66 TPCs over 8 GPCs of up to 9),
+ * taken here as GPCs of 16 and 18 SMs, the smaller for the model; a GPU run
+ * checks it against cuOccupancyMaxActiveClusters (docs/reliability.md). */
 static const fattn_arch sm90 = {
     .name = "sm_90", .sm = 90,
     .max_threads_per_sm = 2048, .max_warps_per_sm = 64, .max_blocks_per_sm = 32, .max_threads_per_block = 1024,
@@ -40,6 +48,7 @@ static const fattn_arch sm90 = {
     .sub_partitions = 4,
     .smem_per_sm = 233472, .smem_per_block = 49152, .smem_per_block_optin = 232448,
     .smem_reserved_per_block = 1024, .smem_alloc_unit = 128,
+    .max_cluster_size = 8, .gpc_sms = 16,
 };
 
 /* clang-format on */

@@ -25,6 +25,11 @@ typedef struct fattn_arch {
     int smem_per_block_optin;    /* bytes, the opt-in maximum */
     int smem_reserved_per_block; /* bytes the driver reserves per block */
     int smem_alloc_unit;         /* bytes */
+    /* Thread-block clusters (sm_90+): the portable maximum of blocks in one
+     * cluster (1: no clusters), and the SMs of the smallest GPC, over which
+     * the hardware co-schedules a cluster's blocks (all at once, on one GPC). */
+    int max_cluster_size;
+    int gpc_sms;
 } fattn_arch;
 
 /* The known architectures, NULL-terminated, in ascending order. */
