@@ -1,9 +1,14 @@
 /*
  * test_util.c - SHA-256 against the FIPS 180-4 examples, strict number and
- * byte-count parsing, growing strings, the seeded random stream.
+ * byte-count parsing, growing strings, the seeded random stream, errors
+ * and the quiet flags (a reader that quiets a parser hands the caller's flag
+ * back as it found it).
  */
+#include <unistd.h>
+
 #include "t.h"
 
+#include "run/landscape.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/proc.h"
@@ -111,6 +116,37 @@ static void errors(void)
     CHECK_INT(fattn_exit_status(FATTN_EUSAGE), 2);
 }
 
+/* A landscape whose shape and key are malformed: the reader quiets the
+ * parsers it calls for them and gives its own message, and leaves the
+ * calling thread's quiet flag as it found it, on or off. */
+static void quiet_kept(void)
+{
+    static const char *bad[] = {
+        "# fattn-tune landscape 1\n# arch: sm_90\n# shape: 2,x,512,64\nkey,status,reason,median_us,p10_us,p90_us\n",
+        "# fattn-tune landscape 1\n# arch: sm_90\n# shape: 2,8,512,64\nkey,status,reason,median_us,p10_us,p90_us\n"
+        "bm99-zz1,ok,,1,1,1\n",
+    };
+    static const char *said[] = {"malformed shape", "malformed entry"};
+    fattn_error_set_quiet(1); /* print nothing whatever the thread's flag */
+    char path[] = "/tmp/fattn-test-util-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    for (int i = 0; i < 2; ++i)
+        for (int flag = 0; flag <= 1; ++flag) {
+            FILE *f = fopen(path, "w");
+            CHECK(f != NULL);
+            fputs(bad[i], f);
+            fclose(f);
+            fattn_landscape l;
+            fattn_error_set_quiet_thread(flag);
+            CHECK_INT(fattn_landscape_load(path, &l), FATTN_EUSAGE);
+            CHECK(strstr(fattn_last_error(), said[i]) != NULL);
+            CHECK_INT(fattn_error_set_quiet_thread(0), flag);
+        }
+    close(fd);
+    unlink(path);
+}
+
 /* Process tags: this process runs; a tag whose start time is another's, or
  * whose pid is gone, does not; another host's cannot be told. */
 static void process_tags(void)
@@ -135,6 +171,7 @@ int main(void)
     T_RUN(strings);
     T_RUN(random_stream);
     T_RUN(errors);
+    T_RUN(quiet_kept);
     T_RUN(process_tags);
     return t_exit();
 }

@@ -77,8 +77,9 @@ void fattn_compile_one(const fattn_compile_ctx *ctx, fattn_compile_item *item)
 {
     job j = {ctx, item};
     set_key(ctx, item);
+    int was = fattn_error_set_quiet_thread(1); /* compile_job quiets its thread */
     compile_job(&j);
-    fattn_error_set_quiet_thread(0);
+    fattn_error_set_quiet_thread(was);
     if (!item->env_error)
         apply_gates(ctx, item);
 }

@@ -71,9 +71,9 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
                 l->shape.causal = atoi(v + 10);
             else if ((v = strstr(line, "# shape: ")) == line) {
                 int c = l->shape.causal;
-                fattn_error_set_quiet_thread(1);
+                int was = fattn_error_set_quiet_thread(1);
                 int bad = fattn_shape_parse(v + 9, &l->shape);
-                fattn_error_set_quiet_thread(0);
+                fattn_error_set_quiet_thread(was);
                 if (bad) {
                     rc = fattn_error(FATTN_EUSAGE, "%s: line %d: malformed shape '%s'", path, lineno, v + 9);
                     break;
@@ -104,9 +104,9 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
             rc = fattn_error(FATTN_EUSAGE, "%s: line %d: expected 6 fields", path, lineno);
             break;
         }
-        fattn_error_set_quiet_thread(1);
+        int was = fattn_error_set_quiet_thread(1);
         int bad_key = fattn_config_parse(f[0], "key", &cfg);
-        fattn_error_set_quiet_thread(0);
+        fattn_error_set_quiet_thread(was);
         if (bad_key || strlen(f[1]) >= sizeof e.status || strlen(f[2]) >= sizeof e.reason || number(f[3], &e.median_us)
             || number(f[4], &e.p10_us) || number(f[5], &e.p90_us)
             || (strcmp(f[1], "ok") && strcmp(f[1], "rejected") && strcmp(f[1], "error"))
