@@ -16,6 +16,9 @@
 # FIRST=K       landscape seeds K..K+LSEEDS-1 (default 1); the strategy's
 #               settings were chosen on seeds 1-6, so FIRST=7 is held out
 # BASE=FILE     the base landscape (default: the synthetic one)
+# JOBS=N        landscapes run at once (default 1)
+# BY_LANDSCAPE=1 also a table of each landscape: median / p90 per strategy
+# FATTN_STRATEGIES=a,b  only these strategies of fattn-tune (default: all)
 # PEERS=1       also Optuna: PEER_SAMPLERS (default "tpe tpe-uni", see
 #               scripts/optuna_peer.py), from a virtual environment at
 #               OPTUNA_VENV (default build/optuna-venv, made with pip when
@@ -28,6 +31,8 @@ seeds=${2:-10}
 first=${FIRST:-1}
 base=${BASE:-tests/data/landscape-synthetic-sm_90-2-8-512-64.csv}
 peers=${PEERS:-0}
+jobs=${JOBS:-1}
+by_landscape=${BY_LANDSCAPE:-0}
 samplers=${PEER_SAMPLERS:-tpe tpe-uni}
 venv=${OPTUNA_VENV:-build/optuna-venv}
 [ -f "$base" ] || { echo "bench-search-quality.sh: $base: no such landscape" >&2; exit 2; }
@@ -44,11 +49,14 @@ fi
 python3 scripts/landscape_suite.py "$base" "$work" --seeds $((first + lseeds - 1)) >/dev/null
 for f in "$work"/*.csv; do
     s=${f##*-s}; s=${s%.csv}
-    if [ "$s" -lt "$first" ]; then rm "$f"; continue; fi
-    # The test's own assertions are for the synthetic landscape; here only
-    # its table counts.
-    build/tests/test_strategies search/space.json "$f" "$seeds" >"$f.out" 2>/dev/null || true
-    grep -q "^| tpe |" "$f.out" || { echo "bench-search-quality.sh: no table for $f" >&2; exit 1; }
+    if [ "$s" -lt "$first" ]; then rm "$f"; fi
+done
+# The test's own assertions are for the synthetic landscape; here only its
+# table counts.
+ls "$work"/*.csv | xargs -P "$jobs" -I{} sh -c \
+    'build/tests/test_strategies search/space.json "$1" "$2" >"$1.out" 2>/dev/null || true' sh {} "$seeds"
+for f in "$work"/*.csv; do
+    grep -q "^| [a-z]* | [0-9]" "$f.out" || { echo "bench-search-quality.sh: no table for $f" >&2; exit 1; }
     if [ "$peers" = 1 ]; then
         build/tests/test_strategies search/space.json "$f" --candidates >"${f%.csv}.cand"
         for smp in $samplers; do
@@ -58,33 +66,38 @@ for f in "$work"/*.csv; do
         done
     fi
 done
-python3 - "$work" "$base" "$lseeds" "$seeds" "$first" "$peers" <<'EOF'
+python3 - "$work" "$base" "$lseeds" "$seeds" "$first" "$peers" "$by_landscape" <<'EOF'
 import glob, math, os, sys
 work, base, lseeds, seeds, first, peers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
     int(sys.argv[5]), sys.argv[6] == "1"
+by_landscape = sys.argv[7] == "1"
 pooled = {}  # family -> strategy -> [trials], [best30], [best60]
+single = {}  # landscape seed -> family -> strategy -> [trials]
 order = []
 
-def add(family, strat, trials, b30, b60):
+def add(family, strat, trials, b30, b60, lseed):
     if strat not in order:
         order.append(strat)
     d = pooled.setdefault(family, {}).setdefault(strat, ([], [], []))
     d[0].extend(trials), d[1].extend(b30), d[2].extend(b60)
+    single.setdefault(lseed, {}).setdefault(family, {})[strat] = trials
 
 for out in sorted(glob.glob(os.path.join(work, "*.csv.out"))):
     family = os.path.basename(out).split("-s")[0]
+    lseed = int(os.path.basename(out).split("-s")[1].split(".")[0])
     for line in open(out):
         if not line.startswith("| ") or line.startswith("| strategy") or line.startswith("|---"):
             continue
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         add(family, c[0], [int(x) for x in c[5].split()], [float(x) for x in c[6].split()],
-            [float(x) for x in c[7].split()])
+            [float(x) for x in c[7].split()], lseed)
 for out in sorted(glob.glob(os.path.join(work, "*.peer"))):
     name = os.path.basename(out)
     family, strat = name.split("-s")[0], name.split(".")[1]
+    lseed = int(name.split("-s")[1].split(".")[0])
     rows = [l.split() for l in open(out) if l.startswith("seed ")]
     add(family, strat, [math.inf if r[3] == "-" else int(r[3]) for r in rows], [float(r[5]) for r in rows],
-        [float(r[7]) for r in rows])
+        [float(r[7]) for r in rows], lseed)
 
 def median(xs):
     xs = sorted(xs)
@@ -96,8 +109,10 @@ def p90(xs):
 def fmt(x):
     return "-" if math.isinf(x) else "%g" % x
 
+only = os.environ.get("FATTN_STRATEGIES", "")
 cmd = "`%sscripts/bench-search-quality.sh %d %d`" % (
-    ("FIRST=%d " % first if first != 1 else "") + ("PEERS=1 " if peers else ""), lseeds, seeds)
+    ("FIRST=%d " % first if first != 1 else "") + ("PEERS=1 " if peers else "") +
+    ("BY_LANDSCAPE=1 " if by_landscape else "") + ("FATTN_STRATEGIES=%s " % only if only else ""), lseeds, seeds)
 fams = [f for f in ("additive", "interact", "narrow", "deceptive", "roofline") if f in pooled]
 print("Landscape seeds %d-%d of each family, %d strategy seeds each (base %s; %s).\n"
       % (first, first + lseeds - 1, seeds, base, cmd))
@@ -113,4 +128,14 @@ print("|---|" + "---|" * len(order))
 for fam in fams:
     print("| %s | %s |" % (fam, " | ".join("%.3f / %.3f" % (median(pooled[fam][s][1]), median(pooled[fam][s][2]))
                                          if s in pooled[fam] else "" for s in order)))
+if by_landscape:
+    print("\nEach landscape: trials until within 2%% of the optimum, median / p90 over %d strategy seeds:\n" % seeds)
+    print("| landscape | " + " | ".join(order) + " |")
+    print("|---|" + "---|" * len(order))
+    for fam in fams:
+        for ls in sorted(single):
+            if fam in single[ls]:
+                d = single[ls][fam]
+                print("| %s-s%d | %s |" % (fam, ls, " | ".join("%s / %s" % (fmt(median(d[s])), fmt(p90(d[s])))
+                                                            if s in d else "" for s in order)))
 EOF

@@ -51,6 +51,7 @@ extern const fattn_strategy_ops fattn_strategy_random;
 extern const fattn_strategy_ops fattn_strategy_lhs;
 extern const fattn_strategy_ops fattn_strategy_tpe;
 extern const fattn_strategy_ops fattn_strategy_anneal;
+extern const fattn_strategy_ops fattn_strategy_gp;
 
 /* The strategies, NULL-terminated; the first is the default. */
 extern const fattn_strategy_ops *const fattn_strategies[];

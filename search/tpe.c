@@ -419,7 +419,7 @@ static void destroy(fattn_strategy *base)
 const fattn_strategy_ops fattn_strategy_tpe = {
     "tpe",
     "16 Latin hypercube seeds, then a Tree-structured Parzen Estimator (univariate and multivariate, a "
-    "local step, exploration while stalled; the default)",
+    "local step, exploration while stalled)",
     create,
     next,
     observe,

@@ -69,17 +69,17 @@ grep -q "^best: ${best% *}, " replay.txt || fail "replayed best"
 [ "$(sql "SELECT evaluator FROM studies WHERE id = 3")" = replay ] || fail "replay study"
 echo "ok: the replayed landscape gives the same 8 verdicts and the same best"
 
-# tpe waits for each outcome; meanwhile the idle compile thread compiles its
-# hints ahead into the cache. Over a replayed landscape of the default space,
+# The default strategy (gp) waits for each outcome; meanwhile the idle
+# compile thread compiles its hints ahead into the cache. Over a replayed landscape of the default space,
 # in a fresh database: some compiles were done ahead of any proposal (cache
 # rows beyond the trials that compiled), and no configuration ran twice.
 "$tool" -q search --arch sm_90 --shape 2,8,512,64 --space "$src/search/space.json" --db ahead.db --trials 14 --jobs 2 \
-    --evaluator replay:"$src/tests/data/landscape-suite-interact-s1.csv" >ahead.txt 2>&1 || { cat ahead.txt >&2; fail "tpe replay search"; }
+    --evaluator replay:"$src/tests/data/landscape-suite-interact-s1.csv" >ahead.txt 2>&1 || { cat ahead.txt >&2; fail "gp replay search"; }
 asql() { "$tool" -q query --db ahead.db --format csv --sql "$1" | tail -n +2; }
-[ "$(asql "SELECT count(*) FROM trials WHERE status = 'ok'")" = 14 ] || fail "tpe replay: 14 measured"
-[ "$(asql "SELECT count(*) - count(DISTINCT config_key) FROM trials")" = 0 ] || fail "tpe replay: a configuration tried twice"
+[ "$(asql "SELECT count(*) FROM trials WHERE status = 'ok'")" = 14 ] || fail "gp replay: 14 measured"
+[ "$(asql "SELECT count(*) - count(DISTINCT config_key) FROM trials")" = 0 ] || fail "gp replay: a configuration tried twice"
 compiled=$(asql "SELECT count(*) FROM trials WHERE cache_key IS NOT NULL AND cache_hit = 0")
 cached=$(asql "SELECT count(*) FROM compile_cache")
 hits=$(asql "SELECT count(*) FROM trials WHERE cache_hit = 1")
-[ "$cached" -gt "$compiled" ] || fail "tpe replay: nothing compiled ahead ($cached cache rows, $compiled trials compiled)"
-echo "ok: tpe's hints compiled ahead: $((cached - compiled)) compiles before any proposal, $hits proposals served by them"
+[ "$cached" -gt "$compiled" ] || fail "gp replay: nothing compiled ahead ($cached cache rows, $compiled trials compiled)"
+echo "ok: gp's hints compiled ahead: $((cached - compiled)) compiles before any proposal, $hits proposals served by them"
