@@ -113,3 +113,29 @@ long fattn_book_random(const fattn_book *b, fattn_rng *rng)
             return (long)i;
     return -1;
 }
+
+static const double *sort_y;
+
+static int by_y(const void *a, const void *b)
+{
+    double x = sort_y[*(const size_t *)a], y = sort_y[*(const size_t *)b];
+    if (x != y)
+        return x < y ? -1 : 1;
+    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+void fattn_book_sort_by_y(const fattn_book *b, size_t *idx, size_t n)
+{
+    sort_y = b->y;
+    qsort(idx, n, sizeof *idx, by_y);
+}
+
+void fattn_best_insert(size_t *out, size_t *m, size_t k, const double *score, size_t i)
+{
+    size_t j = *m < k ? (*m)++ : k;
+    for (; j > 0 && score[out[j - 1]] < score[i]; --j)
+        if (j < k)
+            out[j] = out[j - 1];
+    if (j < k)
+        out[j] = i;
+}

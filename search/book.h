@@ -50,4 +50,12 @@ long fattn_book_nearest(const fattn_book *b, const unsigned char *target, fattn_
 /* A uniformly random untried candidate, or -1. */
 long fattn_book_random(const fattn_book *b, fattn_rng *rng);
 
+/* Sorts the n candidates idx[] by their outcome (b->y), fastest first, ties
+ * by index. */
+void fattn_book_sort_by_y(const fattn_book *b, size_t *idx, size_t n);
+
+/* Keeps out[0..*m) the (at most k) candidates of largest score, best first:
+ * inserts candidate i, for hint(). */
+void fattn_best_insert(size_t *out, size_t *m, size_t k, const double *score, size_t i);
+
 #endif

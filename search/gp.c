@@ -128,16 +128,6 @@ static void add_row(gp *g, size_t c)
     g->rows = k + 1;
 }
 
-static const double *sort_y;
-
-static int by_y(const void *a, const void *b)
-{
-    double x = sort_y[*(const size_t *)a], y = sort_y[*(const size_t *)b];
-    if (x != y)
-        return x < y ? -1 : 1;
-    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
-}
-
 /* Rebuilds the model from the measured outcomes (the fastest maxrows when
  * there are more), with the mean and scale refitted. */
 static void refit(gp *g)
@@ -148,8 +138,7 @@ static void refit(gp *g)
         if (isfinite(b->y[b->done[k]]))
             g->meas[n++] = b->done[k];
     if (n > g->maxrows) {
-        sort_y = b->y;
-        qsort(g->meas, n, sizeof *g->meas, by_y);
+        fattn_book_sort_by_y(b, g->meas, n);
         n = g->maxrows;
     }
     for (size_t k = 0; k < g->rows; ++k)
@@ -414,17 +403,9 @@ static size_t hint(fattn_strategy *base, size_t *out, size_t k)
     if (b->nproposed < GP_STARTUP || !g->due)
         return 0;
     score_all(g);
-    for (size_t i = 0; i < b->n; ++i) {
-        if (b->state[i] != FATTN_CAND_UNTRIED)
-            continue;
-        /* Insert i into out[0..m), best first, keeping at most k. */
-        size_t j = m < k ? m++ : k;
-        for (; j > 0 && g->score[out[j - 1]] < g->score[i]; --j)
-            if (j < k)
-                out[j] = out[j - 1];
-        if (j < k)
-            out[j] = i;
-    }
+    for (size_t i = 0; i < b->n; ++i)
+        if (b->state[i] == FATTN_CAND_UNTRIED)
+            fattn_best_insert(out, &m, k, g->score, i);
     return m;
 }
 

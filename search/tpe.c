@@ -91,16 +91,6 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     return &t->base;
 }
 
-static const double *sort_y;
-
-static int by_y(const void *a, const void *b)
-{
-    double x = sort_y[*(const size_t *)a], y = sort_y[*(const size_t *)b];
-    if (x != y)
-        return x < y ? -1 : 1;
-    return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
-}
-
 /* The kernels of a group of n observations: per parameter, the density at the
  * observed value and at every other value. */
 typedef struct kernel {
@@ -190,8 +180,7 @@ static size_t split(tpe *t, size_t *ngood, size_t *nbad)
     for (size_t k = 0; k < b->ndone; ++k)
         if (isfinite(b->y[b->done[k]]))
             t->ok[nok++] = b->done[k];
-    sort_y = b->y;
-    qsort(t->ok, nok, sizeof *t->ok, by_y);
+    fattn_book_sort_by_y(b, t->ok, nok);
     size_t g = (size_t)ceil(TPE_GAMMA * (double)nok);
     if (g < 1)
         g = 1;
@@ -393,13 +382,7 @@ static size_t hint(fattn_strategy *base, size_t *out, size_t k)
     for (size_t i = 0; i < b->n; ++i)
         if (b->state[i] == FATTN_CAND_UNTRIED) {
             t->l[i] = log(uni_at(b, ul, wgood, i)) - log(uni_at(b, ug, wbad, i));
-            /* Insert i into out[0..m), best first, keeping at most k. */
-            size_t j = m < k ? m++ : k;
-            for (; j > 0 && t->l[out[j - 1]] < t->l[i]; --j)
-                if (j < k)
-                    out[j] = out[j - 1];
-            if (j < k)
-                out[j] = i;
+            fattn_best_insert(out, &m, k, t->l, i);
         }
     return m;
 }

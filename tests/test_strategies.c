@@ -14,9 +14,11 @@
  * and checks: no strategy proposes a candidate twice or waits with nothing
  * outstanding; a resumed strategy never proposes what it was told; every
  * strategy reaches the target; the default strategy's median (and tpe's) is
- * at most half of random's and its p90 at most random's; each --median-at-most bound holds (the CI cases
- * of the landscape suite, docs/search-quality.md). --candidates prints the
- * candidates with their outcomes instead, for peers (scripts/optuna_peer.py).
+ * at most half of random's and its p90 at most random's; each
+ * --median-at-most bound holds (the CI cases of the landscape suite,
+ * docs/search-quality.md). It also prints each strategy's median proposals
+ * (compiles) until the target. --candidates prints the candidates with
+ * their outcomes instead, for peers (scripts/optuna_peer.py).
  */
 #include <math.h>
 
