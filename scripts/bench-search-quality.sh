@@ -19,7 +19,7 @@
 # JOBS=N        landscapes run at once (default 1)
 # BY_LANDSCAPE=1 also a table of each landscape: median / p90 per strategy
 # FATTN_STRATEGIES=a,b  only these strategies of fattn-tune (default: all)
-# PEERS=1       also Optuna: PEER_SAMPLERS (default "tpe tpe-uni", see
+# PEERS=1       also Optuna (JOBS runs at once): PEER_SAMPLERS (default "tpe tpe-uni", see
 #               scripts/optuna_peer.py), from a virtual environment at
 #               OPTUNA_VENV (default build/optuna-venv, made with pip when
 #               missing: a development-only dependency); PEER_CACHE=DIR keeps
@@ -61,11 +61,20 @@ for f in "$work"/*.csv; do
         build/tests/test_strategies search/space.json "$f" --candidates >"${f%.csv}.cand"
         for smp in $samplers; do
             out=$cache/$(basename "${f%.csv}").$smp.$seeds.peer
-            [ -s "$out" ] || "$venv/bin/python" scripts/optuna_peer.py "${f%.csv}.cand" "$smp" "$seeds" >"$out"
-            cp "$out" "$work/$(basename "${f%.csv}").optuna-$smp.peer"
+            [ -s "$out" ] || echo "${f%.csv}.cand $smp $seeds $out"
         done
     fi
-done
+done >"$work/peer-runs"
+# The peers' runs not in the cache, JOBS at once (each written whole or not at all).
+xargs -r -P "$jobs" -L 1 sh -c '"$0" scripts/optuna_peer.py "$1" "$2" "$3" >"$4.tmp" && mv "$4.tmp" "$4"' \
+    "$venv/bin/python" <"$work/peer-runs"
+if [ "$peers" = 1 ]; then
+    for f in "$work"/*.csv; do
+        for smp in $samplers; do
+            cp "$cache/$(basename "${f%.csv}").$smp.$seeds.peer" "$work/$(basename "${f%.csv}").optuna-$smp.peer"
+        done
+    done
+fi
 python3 - "$work" "$base" "$lseeds" "$seeds" "$first" "$peers" "$by_landscape" <<'EOF'
 import glob, math, os, sys
 work, base, lseeds, seeds, first, peers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
