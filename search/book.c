@@ -139,3 +139,25 @@ void fattn_best_insert(size_t *out, size_t *m, size_t k, const double *score, si
     if (j < k)
         out[j] = i;
 }
+
+void fattn_stall_init(fattn_stall *s)
+{
+    s->best = HUGE_VAL;
+    s->trials = 0;
+}
+
+void fattn_stall_observe(fattn_stall *s, double median_us, double step)
+{
+    if (median_us < s->best * (1 - step))
+        s->trials = 0;
+    else
+        ++s->trials;
+    if (median_us < s->best)
+        s->best = median_us;
+}
+
+double fattn_stall_explore(const fattn_stall *s, double patience, double ramp, double max)
+{
+    double f = ((double)s->trials - patience) / ramp;
+    return f <= 0 ? 0 : f >= 1 ? max : f * max;
+}

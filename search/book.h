@@ -50,6 +50,22 @@ long fattn_book_nearest(const fattn_book *b, const unsigned char *target, fattn_
 /* A uniformly random untried candidate, or -1. */
 long fattn_book_random(const fattn_book *b, fattn_rng *rng);
 
+/* How long a search has stalled: the best median measured, and the measured
+ * trials since it last improved by a relative step. */
+typedef struct fattn_stall {
+    double best;
+    size_t trials;
+} fattn_stall;
+
+void fattn_stall_init(fattn_stall *s);
+
+/* Counts a measured median (> 0). */
+void fattn_stall_observe(fattn_stall *s, double median_us, double step);
+
+/* The share of exploring proposals: 0 until `patience` stalled trials, then
+ * rising linearly to `max` over `ramp` more. */
+double fattn_stall_explore(const fattn_stall *s, double patience, double ramp, double max);
+
 /* Sorts the n candidates idx[] by their outcome (b->y), fastest first, ties
  * by index. */
 void fattn_book_sort_by_y(const fattn_book *b, size_t *idx, size_t n);

@@ -72,19 +72,18 @@ typedef struct gp {
     fattn_book book;
     fattn_lhs design;
     fattn_rng rng;
-    double m, s2;      /* the mean and scale of log time */
+    double m, s2; /* the mean and scale of log time */
     size_t rows, maxrows;
-    size_t *obs;       /* the candidates in the model, in the order added */
-    double **V;        /* V[k][j]: row k of L^-1 K(X, candidate j), K + noise = L L^T */
-    double *z;         /* L^-1 (log time - m) of the rows */
-    double *diag;      /* L's diagonal */
-    double *mu, *var;  /* per candidate: posterior mean - m, variance / s2 */
-    double *fok, *fall; /* per candidate: kernel-weighted measured and all outcomes */
+    size_t *obs;           /* the candidates in the model, in the order added */
+    double **V;            /* V[k][j]: row k of L^-1 K(X, candidate j), K + noise = L L^T */
+    double *z;             /* L^-1 (log time - m) of the rows */
+    double *diag;          /* L's diagonal */
+    double *mu, *var;      /* per candidate: posterior mean - m, variance / s2 */
+    double *fok, *fall;    /* per candidate: kernel-weighted measured and all outcomes */
     size_t nmeasured, due; /* measured outcomes; a refit when they reach due */
-    double ybest;      /* the best log time measured */
-    size_t stall;
-    size_t *meas;      /* scratch: measured candidates */
-    double *score;     /* scratch: per untried candidate */
+    fattn_stall stall;     /* the best median, the trials since it improved by GP_STEP */
+    size_t *meas;          /* scratch: measured candidates */
+    double *score;         /* scratch: per untried candidate */
     /* Thompson sampling: the grid of every combination of the candidates'
      * values (0 when larger than GP_MAX_GRID: no sampling), each
      * candidate's place in it, a sample over it, scratch per row. */
@@ -196,7 +195,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     for (size_t j = 0; j < n; ++j)
         g->var[j] = 1;
     g->s2 = 1;
-    g->ybest = HUGE_VAL;
+    fattn_stall_init(&g->stall);
     return &g->base;
 }
 
@@ -223,12 +222,12 @@ static double log_ei(double u, double sd)
 static void score_all(gp *g)
 {
     const fattn_book *b = &g->book;
-    double sd0 = sqrt(g->s2);
+    double sd0 = sqrt(g->s2), ybest = log(g->stall.best);
     for (size_t j = 0; j < b->n; ++j) {
         if (b->state[j] != FATTN_CAND_UNTRIED)
             continue;
         double sd = sd0 * sqrt(g->var[j] > 1e-12 ? g->var[j] : 1e-12);
-        double u = (g->ybest - g->m - g->mu[j]) / sd;
+        double u = (ybest - g->m - g->mu[j]) / sd;
         g->score[j] = log_ei(u, sd) + log(measurable(g, j));
     }
 }
@@ -310,13 +309,6 @@ static long thompson(gp *g)
     return best_scored(g);
 }
 
-/* The probability that the next proposal explores. */
-static double explore(const gp *g)
-{
-    double f = ((double)g->stall - GP_PATIENCE) / GP_RAMP;
-    return f <= 0 ? 0 : f >= 1 ? GP_EXPLORE_MAX : f * GP_EXPLORE_MAX;
-}
-
 /* Of GP_NOVEL untried candidates drawn uniformly, the one farthest from
  * everything tried for its chance of being measurable (the lowest kernel
  * density of the outcomes over that chance). */
@@ -346,7 +338,7 @@ static long next(fattn_strategy *base)
         i = fattn_lhs_next(&g->design, b, &g->rng); /* nothing to model yet: keep exploring */
     else if (b->npending)
         return FATTN_STRATEGY_WAIT;
-    else if (fattn_rng_uniform(&g->rng) < explore(g)) {
+    else if (fattn_rng_uniform(&g->rng) < fattn_stall_explore(&g->stall, GP_PATIENCE, GP_RAMP, GP_EXPLORE_MAX)) {
         i = -1;
         if (fattn_rng_uniform(&g->rng) < GP_EXPLORE_TS) {
             if (g->nmeasured >= g->due)
@@ -381,13 +373,7 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
     }
     if (!measured)
         return;
-    double y = log(b->y[i]);
-    if (y < g->ybest + log(1 - GP_STEP))
-        g->stall = 0;
-    else
-        ++g->stall;
-    if (y < g->ybest)
-        g->ybest = y;
+    fattn_stall_observe(&g->stall, b->y[i], GP_STEP);
     ++g->nmeasured;
     if (g->rows < g->maxrows && g->due)
         add_row(g, i);

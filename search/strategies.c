@@ -6,8 +6,13 @@
 #include "search/strategy.h"
 
 const fattn_strategy_ops *const fattn_strategies[] = {
-    &fattn_strategy_gp,  &fattn_strategy_tpe,    &fattn_strategy_exhaustive, &fattn_strategy_random,
-    &fattn_strategy_lhs, &fattn_strategy_anneal, NULL,
+    &fattn_strategy_gp,
+    &fattn_strategy_tpe,
+    &fattn_strategy_exhaustive,
+    &fattn_strategy_random,
+    &fattn_strategy_lhs,
+    &fattn_strategy_anneal,
+    NULL,
 };
 
 const fattn_strategy_ops *fattn_strategy_find(const char *name)

@@ -68,11 +68,10 @@ typedef struct tpe {
     fattn_book book;
     fattn_lhs design;
     fattn_rng rng;
-    size_t *ok;   /* scratch: measured candidates */
-    size_t *bad;  /* scratch: bad observations, oldest first */
-    double *l;    /* scratch: l(x) per candidate */
-    double best;  /* best median measured */
-    size_t stall; /* measured trials since best last improved by TPE_STEP */
+    size_t *ok;        /* scratch: measured candidates */
+    size_t *bad;       /* scratch: bad observations, oldest first */
+    double *l;         /* scratch: l(x) per candidate */
+    fattn_stall stall; /* the best median, the trials since it improved by TPE_STEP */
     unsigned char *good;
 } tpe;
 
@@ -87,7 +86,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     t->bad = fattn_xcalloc(n ? n : 1, sizeof *t->bad);
     t->l = fattn_xcalloc(n ? n : 1, sizeof *t->l);
     t->good = fattn_xcalloc(n ? n : 1, 1);
-    t->best = HUGE_VAL;
+    fattn_stall_init(&t->stall);
     return &t->base;
 }
 
@@ -323,13 +322,6 @@ static long explore_pick(tpe *t)
     return best;
 }
 
-/* The probability that the next proposal explores. */
-static double explore(const tpe *t)
-{
-    double f = ((double)t->stall - TPE_PATIENCE) / TPE_RAMP;
-    return f <= 0 ? 0 : f >= 1 ? TPE_EXPLORE_MAX : f * TPE_EXPLORE_MAX;
-}
-
 static long next(fattn_strategy *base)
 {
     tpe *t = (tpe *)base;
@@ -341,7 +333,7 @@ static long next(fattn_strategy *base)
         i = fattn_lhs_next(&t->design, b, &t->rng);
     else if (b->npending >= TPE_PENDING)
         return FATTN_STRATEGY_WAIT;
-    else if (fattn_rng_uniform(&t->rng) < explore(t))
+    else if (fattn_rng_uniform(&t->rng) < fattn_stall_explore(&t->stall, TPE_PATIENCE, TPE_RAMP, TPE_EXPLORE_MAX))
         i = explore_pick(t);
     else {
         int uni = fattn_rng_uniform(&t->rng) < TPE_UNI;
@@ -356,14 +348,8 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
 {
     tpe *t = (tpe *)base;
     fattn_book_observe(&t->book, i, ok, median_us);
-    if (!ok || !(median_us > 0))
-        return;
-    if (median_us < t->best * (1 - TPE_STEP))
-        t->stall = 0;
-    else
-        ++t->stall;
-    if (median_us < t->best)
-        t->best = median_us;
+    if (ok && median_us > 0)
+        fattn_stall_observe(&t->stall, median_us, TPE_STEP);
 }
 
 /* The untried candidates with the largest l/g under the univariate
