@@ -19,6 +19,11 @@
  * docs/search-quality.md). It also prints each strategy's median proposals
  * (compiles) until the target. --candidates prints the candidates with
  * their outcomes instead, for peers (scripts/optuna_peer.py).
+ *
+ * With TRACE set in the environment it also writes each run's trials to
+ * stderr, for studying a strategy's path: `run STRATEGY SEED` at the start
+ * of a run, then `trace TRIAL CANDIDATE KEY KIND TIME/OPTIMUM` per trial
+ * (KIND 0 measured, 2 a GPU failure with TIME 0).
  */
 #include <math.h>
 
@@ -106,6 +111,9 @@ enum { AT1 = 30, AT2 = 60 };
 static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned char *told, size_t stop_after,
                     unsigned char *done_out, double *at)
 {
+    int trace = getenv("TRACE") != NULL;
+    if (trace)
+        fprintf(stderr, "run %s %llu\n", ops->name, (unsigned long long)seed);
     fattn_strategy *s = ops->create(S.cfg, S.n, seed);
     unsigned char *seen = fattn_xcalloc(S.n, 1), *hinted = fattn_xcalloc(S.n, 1);
     int waited = 0;
@@ -170,6 +178,11 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
             at[0] = best / S.best;
         if (at && trials <= AT2)
             at[1] = best / S.best;
+        if (trace && S.kind[i] != 1) {
+            char key[FATTN_KEY_MAX];
+            fattn_config_key(&S.cfg[i], key);
+            fprintf(stderr, "trace %zu %zu %s %d %.4f\n", trials, i, key, S.kind[i], S.kind[i] ? 0 : S.y[i] / S.best);
+        }
         ops->observe(s, i, S.kind[i] == 0, S.y[i]);
         if (done_out)
             done_out[i] = 1;
