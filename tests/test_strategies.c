@@ -20,7 +20,7 @@
  * (compiles) until the target. --candidates prints the candidates with
  * their outcomes instead, for peers (scripts/optuna_peer.py).
  *
- * With TRACE set in the environment it also writes each run's trials to
+ * With FATTN_TRACE set in the environment it also writes each run's trials to
  * stderr, for studying a strategy's path: `run STRATEGY SEED` at the start
  * of a run, then `trace TRIAL CANDIDATE KEY KIND TIME/OPTIMUM` per trial
  * (KIND 0 measured, 2 a GPU failure with TIME 0).
@@ -111,7 +111,7 @@ enum { AT1 = 30, AT2 = 60 };
 static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned char *told, size_t stop_after,
                     unsigned char *done_out, double *at)
 {
-    int trace = getenv("TRACE") != NULL;
+    int trace = getenv("FATTN_TRACE") != NULL;
     if (trace)
         fprintf(stderr, "run %s %llu\n", ops->name, (unsigned long long)seed);
     fattn_strategy *s = ops->create(S.cfg, S.n, seed);

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""narrow_regions.py - where a strategy meets the narrow region of a landscape
+of the suite (scripts/landscape_suite.py), for docs/search-quality.md
+("Narrow: the first trial in the region"). Development only.
+
+    narrow_regions.py first-hit FAMILY SEED RUNS < TRACE
+        The region of FAMILY-sSEED (narrow or deceptive) as the generator
+        draws it, and, from the stderr of a FATTN_TRACE=1 run of
+        tests/test_strategies on that landscape, the median over its first
+        RUNS runs (the quality runs, seeds 1..RUNS) of the first trial in the
+        region, of the trial at the target, and of the trials between.
+
+    narrow_regions.py random SEED...
+        Random search's first trial in the region of narrow-sSEED, exactly
+        (the median position of the first of R region members among the M
+        configurations that cost a trial).
+
+    narrow_regions.py oracle K SEED...
+        A greedy picker that knows narrow-sSEED's basin and the generator's
+        rule (the region grown around a configuration at least half the
+        parameters from the basin's best): the share of the regions the rule
+        draws (20 per possible centre) that its first K picks hit.
+
+    narrow_regions.py cover RUNS SEED...
+        A coverage explorer that knows nothing of the rule: each pick is the
+        untried configuration in the most untried small cells (the
+        configurations sharing the values of some subset of the parameters,
+        with as many members as the generator's regions may have); the median
+        over RUNS runs (random tie-breaks) of its first trial in the region.
+
+BASE is the synthetic landscape the benchmark uses
+(tests/data/landscape-synthetic-sm_90-2-8-512-64.csv).
+"""
+import itertools
+import math
+import os
+import random
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import landscape_suite as suite  # noqa: E402
+
+BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data",
+                    "landscape-synthetic-sm_90-2-8-512-64.csv")
+
+
+class Suite:
+    def __init__(self):
+        self.head, self.rows = suite.read_base(BASE)
+        self.ok = [r for r in self.rows if r["status"] == "ok"]
+        self.cfgs = [r["cfg"] for r in self.ok]
+        self.lv = suite.Levels(self.cfgs)
+        self.want = max(3, round(0.01 * len(self.cfgs)))
+
+    def region(self, family, seed):
+        """The indices (into self.ok) of the region the generator draws, and
+        the landscape's text."""
+        got = {}
+        orig = suite.region_around
+
+        def spy(rng, lv, cfgs, target, frac):
+            got["m"] = orig(rng, lv, cfgs, target, frac)
+            return got["m"]
+
+        suite.region_around = spy
+        try:
+            text = suite.generate(family, seed, self.head, self.rows)
+        finally:
+            suite.region_around = orig
+        return got["m"], text
+
+    def costing(self, text):
+        """The configurations that cost a trial (measured or GPU failures)."""
+        n = 0
+        for line in text.splitlines():
+            p = line.split(",")
+            if len(p) >= 3 and (p[1] == "ok" or p[2] in ("numerics", "runtime_fault")):
+                n += 1
+        return n
+
+    def basin_far(self, seed):
+        """narrow-sSEED's far set: the possible centres of its region."""
+        rng = random.Random("narrow-%d" % seed)
+        logt = suite.basin(rng, self.lv, self.cfgs)
+        best = min(range(len(self.cfgs)), key=lambda i: logt[i])
+        half = len(self.lv.params) // 2
+        return [i for i in range(len(self.cfgs)) if suite.distance(self.lv, self.cfgs[i], self.cfgs[best]) >= half]
+
+
+def first_hit(s, family, seed, runs):
+    members, _ = s.region(family, seed)
+    keys = set(s.ok[i]["key"] for i in members)
+    out, cur = [], None
+    for line in sys.stdin:
+        p = line.split()
+        if p and p[0] == "run":
+            cur = {"first": None, "hit": None}
+            out.append(cur)
+        elif p and p[0] == "trace" and cur is not None:
+            t, key, kind, y = int(p[1]), p[3], p[4], float(p[5])
+            if key in keys and cur["first"] is None:
+                cur["first"] = t
+            if kind == "0" and y <= 1.02 and cur["hit"] is None:
+                cur["hit"] = t
+    q = out[:runs]
+    if len(q) < runs or any(r["first"] is None or r["hit"] is None for r in q):
+        sys.exit("narrow_regions.py: first-hit: the trace holds fewer than %d runs that reach the target" % runs)
+    print("%s-s%d: region %d; first trial in the region %g, target %g, between %g (medians of %d runs)" % (
+        family, seed, len(keys), statistics.median(r["first"] for r in q), statistics.median(r["hit"] for r in q),
+        statistics.median(r["hit"] - r["first"] for r in q), runs))
+
+
+def random_first(s, seed):
+    members, text = s.region("narrow", seed)
+    M, R = s.costing(text), len(members)
+    k = next(k for k in range(M + 1) if 1 - math.comb(M - R, k) / math.comb(M, k) >= 0.5)
+    print("narrow-s%d: region %d of %d; random search's first trial in it: median %d" % (seed, R, M, k))
+
+
+def region_of(s, centre, order, values):
+    members = list(range(len(s.cfgs)))
+    for p in order:
+        narrower = [i for i in members if values[i][p] == values[centre][p]]
+        if len(narrower) < s.want:
+            continue
+        members = narrower
+        if len(members) <= 2 * s.want:
+            break
+    return frozenset(members)
+
+
+def oracle(s, k, seed):
+    values = [[s.lv.level(c, p) for p in s.lv.params] for c in s.cfgs]
+    rng = random.Random(1000 + seed)
+    regions = []
+    for centre in s.basin_far(seed):
+        for _ in range(20):
+            order = list(range(len(s.lv.params)))
+            rng.shuffle(order)
+            regions.append(region_of(s, centre, order, values))
+    alive, hit = list(range(len(regions))), 0
+    for _ in range(k):
+        count = {}
+        for r in alive:
+            for i in regions[r]:
+                count[i] = count.get(i, 0) + 1
+        if not count:
+            break
+        pick = max(sorted(count), key=lambda i: count[i])
+        hit += count[pick]
+        alive = [r for r in alive if pick not in regions[r]]
+    print("narrow-s%d: the greedy oracle's first %d picks hit %.2f of %d regions" % (seed, k, hit / len(regions),
+                                                                                     len(regions)))
+
+
+def cover(s, runs, seed):
+    members, _ = s.region("narrow", seed)
+    region = set(members)
+    n, P = len(s.cfgs), len(s.lv.params)
+    values = [[s.lv.level(c, p) for p in s.lv.params] for c in s.cfgs]
+    cells = []  # the small cells: lists of members
+    for r in range(1, P + 1):
+        for sub in itertools.combinations(range(P), r):
+            groups = {}
+            for i in range(n):
+                groups.setdefault(tuple(values[i][p] for p in sub), []).append(i)
+            cells.extend(g for g in groups.values() if s.want <= len(g) <= 2 * s.want)
+    of = [[] for _ in range(n)]
+    for c, g in enumerate(cells):
+        for i in g:
+            of[i].append(c)
+    firsts = []
+    for run in range(runs):
+        rng = random.Random(run)
+        score = [len(of[i]) for i in range(n)]
+        covered, tried = [False] * len(cells), [False] * n
+        tie = [rng.random() for _ in range(n)]
+        for t in range(1, n + 1):
+            x = max((i for i in range(n) if not tried[i]), key=lambda i: (score[i], tie[i]))
+            tried[x] = True
+            if x in region:
+                firsts.append(t)
+                break
+            for c in of[x]:
+                if not covered[c]:
+                    covered[c] = True
+                    for i in cells[c]:
+                        score[i] -= 1
+    print("narrow-s%d: region %d; the coverage explorer's first trial in it: median %g of %d runs" % (
+        seed, len(region), statistics.median(firsts), runs))
+
+
+def main():
+    a = sys.argv[1:]
+    usage = "usage: narrow_regions.py first-hit FAMILY SEED RUNS | random SEED... | oracle K SEED... | cover RUNS SEED..."
+    if not a or a[0] not in ("first-hit", "random", "oracle", "cover"):
+        sys.exit(usage)
+    try:
+        nums = [int(x) for x in (a[2:] if a[0] == "first-hit" else a[1:])]
+    except ValueError:
+        sys.exit(usage)
+    s = Suite()
+    if a[0] == "first-hit" and len(a) == 4 and a[1] in ("narrow", "deceptive"):
+        first_hit(s, a[1], nums[0], nums[1])
+    elif a[0] == "random" and nums:
+        for seed in nums:
+            random_first(s, seed)
+    elif a[0] in ("oracle", "cover") and len(nums) >= 2:
+        for seed in nums[1:]:
+            (oracle if a[0] == "oracle" else cover)(s, nums[0], seed)
+    else:
+        sys.exit(usage)
+
+
+if __name__ == "__main__":
+    main()
