@@ -118,27 +118,12 @@ def random_first(s, seed):
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d" % (seed, R, M, k))
 
 
-def region_of(s, centre, order, values):
-    members = list(range(len(s.cfgs)))
-    for p in order:
-        narrower = [i for i in members if values[i][p] == values[centre][p]]
-        if len(narrower) < s.want:
-            continue
-        members = narrower
-        if len(members) <= 2 * s.want:
-            break
-    return frozenset(members)
-
-
 def oracle(s, k, seed):
-    values = [[s.lv.level(c, p) for p in s.lv.params] for c in s.cfgs]
     rng = random.Random(1000 + seed)
     regions = []
     for centre in s.basin_far(seed):
-        for _ in range(20):
-            order = list(range(len(s.lv.params)))
-            rng.shuffle(order)
-            regions.append(region_of(s, centre, order, values))
+        for _ in range(20):  # the generator's own region_around, with its random order of parameters
+            regions.append(frozenset(suite.region_around(rng, s.lv, s.cfgs, s.cfgs[centre], 0.01)))
     alive, hit = list(range(len(regions))), 0
     for _ in range(k):
         count = {}
