@@ -116,12 +116,13 @@ for out in sorted(glob.glob(os.path.join(work, "*.peer"))):
     add(family, strat, [math.inf if r[3] == "-" else int(r[3]) for r in rows], [float(r[5]) for r in rows],
         [float(r[7]) for r in rows], lseed)
 
+sys.path.insert(0, "scripts")
+import landscape_suite as suite
+
 def exact_random(cand):
     """Random search's trials to the target, exactly: the candidates that cost
     a trial (measured, GPU failures) in a uniform random order, the first of
-    the T within 2% of the optimum. P(trials <= k) = 1 - C(M-T, k) / C(M, k).
-    Returns the median and p90 (the smallest k whose probability reaches
-    them)."""
+    the T within 2% of the optimum. Returns the median and p90."""
     M, ys = 0, []
     for line in open(cand):
         if line.startswith("candidate "):
@@ -130,8 +131,7 @@ def exact_random(cand):
             if kind == "0":
                 ys.append(float(t))
     T = sum(1 for y in ys if y <= min(ys) * 1.02)
-    cdf = [1 - math.comb(M - T, k) / math.comb(M, k) for k in range(M + 1)]
-    return next(k for k in range(M + 1) if cdf[k] >= 0.5), next(k for k in range(M + 1) if cdf[k] >= 0.9)
+    return suite.random_first(M, T, 0.5), suite.random_first(M, T, 0.9)
 
 exact = {}  # landscape seed -> family -> (median, p90)
 for cand in glob.glob(os.path.join(work, "*.cand")):

@@ -118,10 +118,16 @@ def basin(rng, lv, cfgs):
     return [sum(weight[p] * (lv.unit(c, p) - centre[p]) ** 2 for p in lv.params) for c in cfgs]
 
 
+def region_size(n, frac):
+    """The least size region_around aims at (it stops between this and twice
+    it) among n configurations."""
+    return max(3, round(frac * n))
+
+
 def region_around(rng, lv, cfgs, target, frac):
     """Configurations sharing more and more of target's values, until about
     `frac` of all (at least 3) remain."""
-    want = max(3, round(frac * len(cfgs)))
+    want = region_size(len(cfgs), frac)
     members = list(range(len(cfgs)))
     for p in rng.sample(lv.params, len(lv.params)):
         narrower = [i for i in members if cfgs[i][p] == target[p]]
@@ -137,10 +143,25 @@ def distance(lv, a, b):
     return sum(a[p] != b[p] for p in lv.params)
 
 
-def narrow(rng, lv, cfgs):
+def narrow_basin(rng, lv, cfgs):
+    """The narrow family's basin (log times), its best configuration and the
+    configurations far from it (at least half the parameters differ): where
+    the region's centre is drawn."""
     logt = basin(rng, lv, cfgs)
     best = min(range(len(cfgs)), key=lambda i: logt[i])
     far = [i for i in range(len(cfgs)) if distance(lv, cfgs[i], cfgs[best]) >= len(lv.params) // 2]
+    return logt, best, far
+
+
+def random_first(m, t, q):
+    """Random search over m configurations that cost a trial, t of them
+    wanted: the smallest k with P(the first wanted one within k trials) >= q,
+    P = 1 - C(m-t, k) / C(m, k) (a uniform random order)."""
+    return next(k for k in range(m + 1) if 1 - math.comb(m - t, k) / math.comb(m, k) >= q)
+
+
+def narrow(rng, lv, cfgs):
+    logt, best, far = narrow_basin(rng, lv, cfgs)
     target = cfgs[rng.choice(far or range(len(cfgs)))]
     floor = logt[best]
     for i in region_around(rng, lv, cfgs, target, 0.01):

@@ -32,7 +32,6 @@ BASE is the synthetic landscape the benchmark uses
 (tests/data/landscape-synthetic-sm_90-2-8-512-64.csv).
 """
 import itertools
-import math
 import os
 import random
 import statistics
@@ -51,7 +50,7 @@ class Suite:
         self.ok = [r for r in self.rows if r["status"] == "ok"]
         self.cfgs = [r["cfg"] for r in self.ok]
         self.lv = suite.Levels(self.cfgs)
-        self.want = max(3, round(0.01 * len(self.cfgs)))
+        self.want = suite.region_size(len(self.cfgs), 0.01)
 
     def region(self, family, seed):
         """The indices (into self.ok) of the region the generator draws, and
@@ -80,12 +79,9 @@ class Suite:
         return n
 
     def basin_far(self, seed):
-        """narrow-sSEED's far set: the possible centres of its region."""
-        rng = random.Random("narrow-%d" % seed)
-        logt = suite.basin(rng, self.lv, self.cfgs)
-        best = min(range(len(self.cfgs)), key=lambda i: logt[i])
-        half = len(self.lv.params) // 2
-        return [i for i in range(len(self.cfgs)) if suite.distance(self.lv, self.cfgs[i], self.cfgs[best]) >= half]
+        """narrow-sSEED's far set: the possible centres of its region (the
+        generator's rng for that landscape, as far as its basin)."""
+        return suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)[2]
 
 
 def first_hit(s, family, seed, runs):
@@ -114,7 +110,7 @@ def first_hit(s, family, seed, runs):
 def random_first(s, seed):
     members, text = s.region("narrow", seed)
     M, R = s.costing(text), len(members)
-    k = next(k for k in range(M + 1) if 1 - math.comb(M - R, k) / math.comb(M, k) >= 0.5)
+    k = suite.random_first(M, R, 0.5)
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d" % (seed, R, M, k))
 
 
