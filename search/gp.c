@@ -26,7 +26,15 @@
  * survivors; those cost a compile and no trial).
  *
  * Exploration: no model predicts an optimum it has never sampled near. Each
- * proposal is therefore, with probability f, an exploring one instead:
+ * proposal is therefore, with probability f, an exploring one instead.
+ * GP_LOCAL of them are local steps, at most GP_LOCAL_MAX while the fastest
+ * measured candidate stays the same: of the untried candidates nearest
+ * (fewest differing parameters) to it, the one with the best score. Where
+ * every single-parameter change from the best is slower, a faster
+ * configuration may still lie two or three parameters away (an interaction
+ * of parameters, or a small fast region beside the basin's best), and
+ * expected improvement, drawn to the far and unknown parts of the space,
+ * leaves those untried. The other exploring proposals are,
  * mostly, of GP_NOVEL untried candidates drawn uniformly, the one farthest
  * from everything tried for its chance of being measurable (the lowest
  * kernel density of the outcomes over that chance: an infeasible pick costs
@@ -65,6 +73,7 @@
 enum { GP_STARTUP = 16, GP_NOVEL = 8, GP_MAX_ROWS = 512, GP_MIN_ROWS = 64, GP_MAX_GRID = 1 << 21 };
 static const double GP_THETA = 0.5, GP_NOISE = 0.01, GP_FEAS_THETA = 1.0;
 static const double GP_STEP = 0.01, GP_PATIENCE = 5, GP_RAMP = 10, GP_EXPLORE_MAX = 0.9, GP_EXPLORE_TS = 0.25;
+static const double GP_LOCAL = 0.5, GP_LOCAL_MAX = 8;
 static const double GP_MAX_CELLS = 8388608; /* 64 MiB of doubles */
 
 typedef struct gp {
@@ -82,6 +91,8 @@ typedef struct gp {
     double *fok, *fall;    /* per candidate: kernel-weighted measured and all outcomes */
     size_t nmeasured, due; /* measured outcomes; a refit when they reach due */
     fattn_stall stall;     /* the best median, the trials since it improved by GP_STEP */
+    long inc;              /* the candidate measured fastest, or -1 */
+    size_t nlocal;         /* local steps since inc last changed */
     size_t *meas;          /* scratch: measured candidates */
     double *score;         /* scratch: per untried candidate */
     /* Thompson sampling: the grid of every combination of the candidates'
@@ -196,6 +207,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
         g->var[j] = 1;
     g->s2 = 1;
     fattn_stall_init(&g->stall);
+    g->inc = -1;
     return &g->base;
 }
 
@@ -327,6 +339,32 @@ static long explore_pick(gp *g)
     return best;
 }
 
+/* A local step: of the untried candidates nearest the fastest measured one,
+ * the one with the best score; -1 when GP_LOCAL_MAX steps were taken since
+ * it last changed. */
+static long local_pick(gp *g)
+{
+    const fattn_book *b = &g->book;
+    if (g->inc < 0 || (double)g->nlocal >= GP_LOCAL_MAX)
+        return -1;
+    if (g->nmeasured >= g->due)
+        refit(g);
+    score_all(g);
+    long best = -1;
+    int bd = FATTN_NPARAMS + 1;
+    for (size_t j = 0; j < b->n; ++j) {
+        if (b->state[j] != FATTN_CAND_UNTRIED)
+            continue;
+        int d = 0;
+        for (int p = 0; p < FATTN_NPARAMS; ++p)
+            d += fattn_book_v(b, j, p) != fattn_book_v(b, (size_t)g->inc, p);
+        if (d < bd || (d == bd && g->score[j] > g->score[best]))
+            bd = d, best = (long)j;
+    }
+    g->nlocal += best >= 0;
+    return best;
+}
+
 static long next(fattn_strategy *base)
 {
     gp *g = (gp *)base;
@@ -340,7 +378,9 @@ static long next(fattn_strategy *base)
         return FATTN_STRATEGY_WAIT;
     else if (fattn_rng_uniform(&g->rng) < fattn_stall_explore(&g->stall, GP_PATIENCE, GP_RAMP, GP_EXPLORE_MAX)) {
         i = -1;
-        if (fattn_rng_uniform(&g->rng) < GP_EXPLORE_TS) {
+        if (fattn_rng_uniform(&g->rng) < GP_LOCAL)
+            i = local_pick(g);
+        if (i < 0 && fattn_rng_uniform(&g->rng) < GP_EXPLORE_TS) {
             if (g->nmeasured >= g->due)
                 refit(g);
             i = thompson(g);
@@ -373,6 +413,8 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
     }
     if (!measured)
         return;
+    if (b->y[i] < g->stall.best)
+        g->inc = (long)i, g->nlocal = 0;
     fattn_stall_observe(&g->stall, b->y[i], GP_STEP);
     ++g->nmeasured;
     if (g->rows < g->maxrows && g->due)
@@ -421,7 +463,7 @@ static void destroy(fattn_strategy *base)
 const fattn_strategy_ops fattn_strategy_gp = {
     "gp",
     "16 Latin hypercube seeds, then Bayesian optimisation: a Gaussian process over the configurations, "
-    "expected improvement, exploration while stalled (the default)",
+    "expected improvement, exploration while stalled: local steps, far picks, Thompson sampling (the default)",
     create,
     next,
     observe,
