@@ -73,7 +73,7 @@
 enum { GP_STARTUP = 16, GP_NOVEL = 8, GP_MAX_ROWS = 512, GP_MIN_ROWS = 64, GP_MAX_GRID = 1 << 21 };
 static const double GP_THETA = 0.5, GP_NOISE = 0.01, GP_FEAS_THETA = 1.0;
 static const double GP_STEP = 0.01, GP_PATIENCE = 5, GP_RAMP = 10, GP_EXPLORE_MAX = 0.9, GP_EXPLORE_TS = 0.25;
-static const double GP_LOCAL = 0.5, GP_LOCAL_MAX = 8;
+static const double GP_LOCAL = 0.5, GP_LOCAL_MAX = 4;
 static const double GP_MAX_CELLS = 8388608; /* 64 MiB of doubles */
 
 typedef struct gp {

@@ -34,7 +34,7 @@
 #include "t.h"
 #include "util/err.h"
 
-enum { AHEAD = 8, MAX_SEEDS = 64, HINT_K = 8 };
+enum { AHEAD = 8, MAX_SEEDS = 256, HINT_K = 8 };
 /* Proposals made once the strategy had waited, and those of them a hint()
  * named before (what compiling ahead would have served from the cache). */
 static size_t hint_props, hint_hits;
@@ -244,7 +244,7 @@ static void quality(void)
         hint_props = hint_hits = 0;
         size_t t[MAX_SEEDS], sorted[MAX_SEEDS], c[MAX_SEEDS];
         double mean = 0, at[MAX_SEEDS][2];
-        char list[1024] = "", l30[1024] = "", l60[1024] = "";
+        char list[MAX_SEEDS * 8] = "", l30[MAX_SEEDS * 8] = "", l60[MAX_SEEDS * 8] = "";
         for (int s = 0; s < nseeds; ++s) {
             t[s] = drive(ops, (uint64_t)s + 1, NULL, 0, NULL, at[s]);
             c[s] = compiles;

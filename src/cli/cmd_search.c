@@ -52,7 +52,7 @@ static const char help_head[] =
     "                       differing parameters), noise 1% of its variance), the configuration\n"
     "                       of largest expected improvement times its chance of being measurable;\n"
     "                       after 5 trials without a 1% better time, a share of exploring\n"
-    "                       proposals rising to 90% over 10 more (half of them, at most 8 per\n"
+    "                       proposals rising to 90% over 10 more (half of them, at most 4 per\n"
     "                       best, a local step: of the untried configurations nearest the best,\n"
     "                       the one of largest expected improvement; the others the untried\n"
     "                       configuration farthest from all tried, of 8 drawn, or a quarter of\n"
