@@ -9,7 +9,7 @@
  * proposals compiling ahead, outcomes in proposal order) and its outcomes
  * come from the landscape: a measured median, a post-compile rejection (no
  * GPU time, not a trial), or a GPU failure (a trial). For each strategy and
- * seed 1..SEEDS (default 10) it counts the trials until one within 2% of the
+ * seed 1..SEEDS (default 10, at most 256) it counts the trials until one within 2% of the
  * landscape's optimum is measured, prints the table (scripts/bench-strategies.sh),
  * and checks: no strategy proposes a candidate twice or waits with nothing
  * outstanding; a resumed strategy never proposes what it was told; every
