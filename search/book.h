@@ -36,6 +36,15 @@ static inline int fattn_book_v(const fattn_book *b, size_t i, int p)
     return b->vidx[i * FATTN_NPARAMS + p];
 }
 
+/* The number of parameters in which candidates i and j differ. */
+static inline int fattn_book_distance(const fattn_book *b, size_t i, size_t j)
+{
+    int d = 0;
+    for (int p = 0; p < FATTN_NPARAMS; ++p)
+        d += fattn_book_v(b, i, p) != fattn_book_v(b, j, p);
+    return d;
+}
+
 /* Marks i proposed (pending). */
 void fattn_book_propose(fattn_book *b, size_t i);
 

@@ -70,10 +70,10 @@
 #include "search/strategy.h"
 #include "util/err.h"
 
-enum { GP_STARTUP = 16, GP_NOVEL = 8, GP_MAX_ROWS = 512, GP_MIN_ROWS = 64, GP_MAX_GRID = 1 << 21 };
+enum { GP_STARTUP = 16, GP_NOVEL = 8, GP_LOCAL_MAX = 4, GP_MAX_ROWS = 512, GP_MIN_ROWS = 64, GP_MAX_GRID = 1 << 21 };
 static const double GP_THETA = 0.5, GP_NOISE = 0.01, GP_FEAS_THETA = 1.0;
 static const double GP_STEP = 0.01, GP_PATIENCE = 5, GP_RAMP = 10, GP_EXPLORE_MAX = 0.9, GP_EXPLORE_TS = 0.25;
-static const double GP_LOCAL = 0.5, GP_LOCAL_MAX = 4;
+static const double GP_LOCAL = 0.5;
 static const double GP_MAX_CELLS = 8388608; /* 64 MiB of doubles */
 
 typedef struct gp {
@@ -104,10 +104,7 @@ typedef struct gp {
 
 static double kern(const fattn_book *b, double theta, size_t i, size_t j)
 {
-    int d = 0;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
-        d += fattn_book_v(b, i, p) != fattn_book_v(b, j, p);
-    return exp(-theta * d);
+    return exp(-theta * fattn_book_distance(b, i, j));
 }
 
 /* Adds measured candidate c to the model: one more row of V. */
@@ -345,7 +342,7 @@ static long explore_pick(gp *g)
 static long local_pick(gp *g)
 {
     const fattn_book *b = &g->book;
-    if (g->inc < 0 || (double)g->nlocal >= GP_LOCAL_MAX)
+    if (g->inc < 0 || g->nlocal >= GP_LOCAL_MAX)
         return -1;
     if (g->nmeasured >= g->due)
         refit(g);
@@ -355,9 +352,7 @@ static long local_pick(gp *g)
     for (size_t j = 0; j < b->n; ++j) {
         if (b->state[j] != FATTN_CAND_UNTRIED)
             continue;
-        int d = 0;
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
-            d += fattn_book_v(b, j, p) != fattn_book_v(b, (size_t)g->inc, p);
+        int d = fattn_book_distance(b, j, (size_t)g->inc);
         if (d < bd || (d == bd && g->score[j] > g->score[best]))
             bd = d, best = (long)j;
     }

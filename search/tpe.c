@@ -128,21 +128,12 @@ static double weight(size_t k, size_t n)
     return m == 1 ? 1.0 / (double)n : 1.0 / (double)n + (1 - 1.0 / (double)n) * (double)k / (double)(m - 1);
 }
 
-/* The number of parameters in which candidates i and j differ. */
-static int distance(const fattn_book *b, size_t i, size_t j)
-{
-    int d = 0;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
-        d += fattn_book_v(b, i, p) != fattn_book_v(b, j, p);
-    return d;
-}
-
 /* The distance from candidate i to the nearest of the good ones. */
 static int near_good(const fattn_book *b, const size_t *good, size_t ngood, size_t i)
 {
     int m = FATTN_NPARAMS + 1;
     for (size_t k = 0; k < ngood; ++k) {
-        int d = distance(b, i, good[k]);
+        int d = fattn_book_distance(b, i, good[k]);
         if (d < m)
             m = d;
     }
