@@ -167,6 +167,13 @@ static void refit(gp *g)
     g->due = g->nmeasured < 32 ? g->nmeasured + 4 : g->nmeasured + g->nmeasured / 4;
 }
 
+/* Refits the model when enough outcomes have come since the last fit. */
+static void refit_if_due(gp *g)
+{
+    if (g->nmeasured >= g->due)
+        refit(g);
+}
+
 static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t seed)
 {
     gp *g = fattn_xcalloc(1, sizeof *g);
@@ -344,8 +351,7 @@ static long local_pick(gp *g)
     const fattn_book *b = &g->book;
     if (g->inc < 0 || g->nlocal >= GP_LOCAL_MAX)
         return -1;
-    if (g->nmeasured >= g->due)
-        refit(g);
+    refit_if_due(g);
     score_all(g);
     long best = -1;
     int bd = FATTN_NPARAMS + 1;
@@ -376,15 +382,13 @@ static long next(fattn_strategy *base)
         if (fattn_rng_uniform(&g->rng) < GP_LOCAL)
             i = local_pick(g);
         if (i < 0 && fattn_rng_uniform(&g->rng) < GP_EXPLORE_TS) {
-            if (g->nmeasured >= g->due)
-                refit(g);
+            refit_if_due(g);
             i = thompson(g);
         }
         if (i < 0)
             i = explore_pick(g);
     } else {
-        if (g->nmeasured >= g->due)
-            refit(g);
+        refit_if_due(g);
         score_all(g);
         i = best_scored(g);
     }
