@@ -13,7 +13,11 @@ of the suite (scripts/landscape_suite.py), for docs/search-quality.md
     narrow_regions.py random SEED...
         Random search's first trial in the region of narrow-sSEED, exactly
         (the median position of the first of R region members among the M
-        configurations that cost a trial).
+        configurations that cost a trial), its median trials to the T
+        configurations within 2% of the optimum, and point 3's bar (half
+        of that) over the first trial in the region: where that ratio is
+        near or below 1, a strategy must find the region faster than random
+        search does.
 
     narrow_regions.py oracle K SEED...
         A greedy picker that knows narrow-sSEED's basin and the generator's
@@ -111,7 +115,12 @@ def random_first(s, seed):
     members, text = s.region("narrow", seed)
     M, R = s.costing(text), len(members)
     k = suite.random_first(M, R, 0.5)
-    print("narrow-s%d: region %d of %d; random search's first trial in it: median %d" % (seed, R, M, k))
+    ys = [float(p[3]) for p in (line.split(",") for line in text.splitlines()) if len(p) >= 4 and p[1] == "ok"]
+    T = sum(1 for y in ys if y <= min(ys) * 1.02)
+    bar = suite.random_first(M, T, 0.5) / 2
+    print("narrow-s%d: region %d of %d; random search's first trial in it: median %d; to the %d within 2%%: "
+          "median %d; point 3's bar %g = %.2f x the first trial in the region"
+          % (seed, R, M, k, T, 2 * bar, bar, bar / k))
 
 
 def oracle(s, k, seed):
