@@ -73,14 +73,17 @@ class Suite:
             suite.region_around = orig
         return got["m"], text
 
-    def costing(self, text):
-        """The configurations that cost a trial (measured or GPU failures)."""
-        n = 0
+    def outcomes(self, text):
+        """How many configurations cost a trial (measured or GPU failures),
+        and the median times of the measured ones."""
+        n, times = 0, []
         for line in text.splitlines():
             p = line.split(",")
             if len(p) >= 3 and (p[1] == "ok" or p[2] in ("numerics", "runtime_fault")):
                 n += 1
-        return n
+            if len(p) >= 4 and p[1] == "ok":
+                times.append(float(p[3]))
+        return n, times
 
     def basin_far(self, seed):
         """narrow-sSEED's far set: the possible centres of its region (the
@@ -113,9 +116,8 @@ def first_hit(s, family, seed, runs):
 
 def random_first(s, seed):
     members, text = s.region("narrow", seed)
-    M, R = s.costing(text), len(members)
+    (M, ys), R = s.outcomes(text), len(members)
     k = suite.random_first(M, R, 0.5)
-    ys = [float(p[3]) for p in (line.split(",") for line in text.splitlines()) if len(p) >= 4 and p[1] == "ok"]
     T = sum(1 for y in ys if y <= min(ys) * 1.02)
     bar = suite.random_first(M, T, 0.5) / 2
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d; to the %d within 2%%: "
