@@ -5,7 +5,9 @@
  * anymore" is sticky (the worker exits and a new one takes over); the
  * errors with which the driver refuses a launch as configured (too much
  * shared memory, an invalid cluster, too many resources) are not, so the
- * worker that saw one goes on.
+ * worker that saw one goes on. And the entry points src/gpu/driver.h
+ * resolves are held to cuda.h and cudaTypedefs.h: each asked for at the
+ * version of the ABI its prototype declares.
  */
 #include "t.h"
 
@@ -106,8 +108,141 @@ static void launch_refusals(void)
     CHECK_STR(fattn_cu_error_name(NULL, CUDA_ERROR_CONTAINED), "CUDA_ERROR_CONTAINED");
 }
 
+/* The parameter types of the list whose '(' is at p, as "T1,T2,...":
+ * whitespace squeezed, parameter names dropped, and the versioned type
+ * names (CUdevice_v1, CUdeviceptr_v2) read as the plain ones they are. */
+static int param_types(const char *p, char *out, size_t size)
+{
+    char raw[2048];
+    size_t o = 0;
+    int depth = 0, space = 0;
+    for (const char *q = p; *q; ++q) {
+        depth += *q == '(';
+        depth -= *q == ')';
+        if (depth == 0)
+            break;
+        if (q == p)
+            continue;
+        if (isspace((unsigned char)*q)) {
+            space = 1;
+            continue;
+        }
+        if (o + 3 >= sizeof raw)
+            return -1;
+        if (space && o && raw[o - 1] != ',' && raw[o - 1] != '*' && *q != '*' && *q != ',')
+            raw[o++] = ' ';
+        space = 0;
+        raw[o++] = *q;
+    }
+    if (depth)
+        return -1;
+    raw[o] = '\0';
+    o = 0;
+    out[0] = '\0';
+    for (char *param = strtok(raw, ","); param; param = strtok(NULL, ",")) {
+        char *name = param + strlen(param);
+        while (name > param && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+            --name;
+        if (name > param && (name[-1] == ' ' || name[-1] == '*'))
+            *name = '\0'; /* a named parameter: the type is what comes before */
+        size_t n = strlen(param);
+        if (n && param[n - 1] == ' ')
+            param[--n] = '\0';
+        for (char *v = strstr(param, "_v"); v; v = strstr(v + 1, "_v")) {
+            char *e = v + 2;
+            while (isdigit((unsigned char)*e))
+                ++e;
+            if (e > v + 2 && !isalnum((unsigned char)*e) && *e != '_')
+                memmove(v, e, strlen(e) + 1);
+        }
+        o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s", o ? "," : "", param);
+    }
+    return o < size ? 0 : -1;
+}
+
+static char *read_header(const char *name)
+{
+    char path[1024], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/include/%s", fattn_cuda_root(), name);
+    if (fattn_read_file(path, name, 1, &text, &len)) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(T_HARNESS);
+    }
+    return text;
+}
+
+static void check_entry(const char *cuda_h, const char *typedefs, const char *name, int version)
+{
+    char pat[160], want[1024], got[1024];
+    /* The newest PFN_name_vN not newer than version. */
+    int best = -1;
+    const char *best_params = NULL;
+    snprintf(pat, sizeof pat, "*PFN_%s_v", name);
+    for (const char *p = strstr(typedefs, pat); p; p = strstr(p + 1, pat)) {
+        char *end;
+        long v = strtol(p + strlen(pat), &end, 10);
+        if (end == p + strlen(pat) || strncmp(end, ")(", 2))
+            continue; /* PFN_name_vN_ptsz and the like */
+        if (v <= version && v > best) {
+            best = (int)v;
+            best_params = end + 1;
+        }
+    }
+    if (best != version) {
+        fprintf(stderr, "%s: asked at version %d, cudaTypedefs.h's newest ABI up to it is v%d\n", name, version, best);
+        CHECK(best == version);
+        return;
+    }
+    /* cuda.h's prototype: its first declaration of the name, which its
+     * "#define cuMemAlloc cuMemAlloc_v2" and the like turn into the ABI
+     * that __typeof__ sees (the legacy ones come after, under #undef). */
+    snprintf(pat, sizeof pat, "CUresult CUDAAPI %s(", name);
+    const char *proto = strstr(cuda_h, pat);
+    if (!proto) {
+        /* Declared under another name that cuda.h #defines to this one
+         * ("#define cuGraphInstantiate cuGraphInstantiateWithFlags"). */
+        for (const char *d = strstr(cuda_h, "#define "); d && !proto; d = strstr(d + 1, "#define ")) {
+            char alias[128], target[128];
+            if (sscanf(d, "#define %127s %127s", alias, target) == 2 && !strcmp(target, name)) {
+                snprintf(pat, sizeof pat, "CUresult CUDAAPI %s(", alias);
+                proto = strstr(cuda_h, pat);
+            }
+        }
+    }
+    if (!proto || param_types(proto + strlen(pat) - 1, want, sizeof want) ||
+        param_types(best_params, got, sizeof got)) {
+        fprintf(stderr, "%s: no prototype, or one not parsed\n", name);
+        CHECK(0);
+        return;
+    }
+    if (strcmp(want, got)) {
+        fprintf(stderr, "%s: cuda.h's takes (%s), PFN_%s_v%d (%s)\n", name, want, name, best, got);
+        CHECK(!strcmp(want, got));
+    }
+}
+
+/* Each entry point is asked of cuGetProcAddress at the version of the ABI
+ * its cuda.h prototype declares: the newest cudaTypedefs.h PFN_name_vN
+ * with N at most that version is N itself, and takes the prototype's
+ * parameters. (Asked at CUDA_VERSION, cuCtxSynchronize came back as
+ * CUDA 13's cuCtxSynchronize_v2(ctx) and failed every call on the GPU.) */
+static void entry_point_versions(void)
+{
+    char *cuda_h = read_header("cuda.h"), *typedefs = read_header("cudaTypedefs.h");
+    int n = 0;
+#define CHECK_ENTRY(f, v) check_entry(cuda_h, typedefs, #f, v), ++n;
+    FATTN_CU_FUNCTIONS(CHECK_ENTRY)
+#undef CHECK_ENTRY
+    fprintf(stderr, "%d entry points checked against cuda.h and cudaTypedefs.h\n", n);
+    CHECK(n >= 30);
+    free(cuda_h);
+    free(typedefs);
+}
+
 int main(void)
 {
+    T_RUN(entry_point_versions);
     T_RUN(sticky_per_cuda_h);
     T_RUN(launch_refusals);
     return t_exit();

@@ -35,13 +35,13 @@ int fattn_cu_load(fattn_cu *cu, char *why, size_t why_size)
         snprintf(why, why_size, "no GPU: cuInit failed: %s", fattn_cu_error_name(NULL, r));
         return FATTN_EFAIL;
     }
-#define FATTN_CU_RESOLVE(f)                                                                                            \
+#define FATTN_CU_RESOLVE(f, v)                                                                                         \
     {                                                                                                                  \
         CUdriverProcAddressQueryResult st;                                                                             \
         void *p = NULL;                                                                                                \
-        if ((r = get_proc(#f, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st)) != CUDA_SUCCESS || !p) {            \
-            snprintf(why, why_size, "the CUDA driver (%s) lacks %s for CUDA %d: %s; a newer driver is needed", path,   \
-                     #f, CUDA_VERSION, r ? fattn_cu_error_name(NULL, r) : "not found");                                \
+        if ((r = get_proc(#f, &p, v, CU_GET_PROC_ADDRESS_DEFAULT, &st)) != CUDA_SUCCESS || !p) {                       \
+            snprintf(why, why_size, "the CUDA driver (%s) lacks %s (version %d): %s; a newer driver is needed", path,  \
+                     #f, v, r ? fattn_cu_error_name(NULL, r) : "not found");                                           \
             return FATTN_EFAIL;                                                                                        \
         }                                                                                                              \
         memcpy(&cu->f, &p, sizeof p);                                                                                  \

@@ -3,9 +3,15 @@
  *
  * libcuda.so.1 exists only where a GPU is, so fattn-tune never links it.
  * fattn_cu_load() dlopen()s it ($FATTN_LIBCUDA names another file, for
- * tests) and resolves every entry point below through cuGetProcAddress for
- * the CUDA version of the headers fattn-tune was built with, so each pointer
- * has the ABI its cuda.h prototype (the __typeof__ below) declares.
+ * tests) and resolves every entry point below through cuGetProcAddress.
+ * Each is asked for at the version beside it: the version (cudaTypedefs.h's
+ * PFN_name_vN) of the ABI its cuda.h prototype (the __typeof__ below)
+ * declares. Asking at the headers' CUDA_VERSION instead hands back the
+ * newest ABI of that name, which need not be cuda.h's: under CUDA 13,
+ * cuGetProcAddress("cuCtxSynchronize", 13000) is cuCtxSynchronize_v2(ctx),
+ * while cuda.h's cuCtxSynchronize takes no argument (the first GPU session
+ * saw CUDA_ERROR_CONTEXT_IS_DESTROYED from every synchronize).
+ * tests/test_driver.c holds each version to the two headers.
  * Subcommands that need no GPU never load it.
  */
 #ifndef FATTN_GPU_DRIVER_H
@@ -15,49 +21,49 @@
 #include <stddef.h>
 
 #define FATTN_CU_FUNCTIONS(X)                                                                                          \
-    X(cuInit)                                                                                                          \
-    X(cuDriverGetVersion)                                                                                              \
-    X(cuDeviceGet)                                                                                                     \
-    X(cuDeviceGetCount)                                                                                                \
-    X(cuDeviceGetName)                                                                                                 \
-    X(cuDeviceGetAttribute)                                                                                            \
-    X(cuDeviceTotalMem)                                                                                                \
-    X(cuDevicePrimaryCtxRetain)                                                                                        \
-    X(cuDevicePrimaryCtxRelease)                                                                                       \
-    X(cuCtxSetCurrent)                                                                                                 \
-    X(cuCtxSynchronize)                                                                                                \
-    X(cuModuleLoadData)                                                                                                \
-    X(cuModuleUnload)                                                                                                  \
-    X(cuModuleGetFunction)                                                                                             \
-    X(cuFuncSetAttribute)                                                                                              \
-    X(cuMemAlloc)                                                                                                      \
-    X(cuMemFree)                                                                                                       \
-    X(cuMemcpyHtoD)                                                                                                    \
-    X(cuMemcpyDtoH)                                                                                                    \
-    X(cuMemsetD16)                                                                                                     \
-    X(cuMemsetD32)                                                                                                     \
-    X(cuMemsetD32Async)                                                                                                \
-    X(cuMemGetInfo)                                                                                                    \
-    X(cuLaunchKernel)                                                                                                  \
-    X(cuStreamCreate)                                                                                                  \
-    X(cuStreamDestroy)                                                                                                 \
-    X(cuStreamSynchronize)                                                                                             \
-    X(cuEventCreate)                                                                                                   \
-    X(cuEventDestroy)                                                                                                  \
-    X(cuEventRecord)                                                                                                   \
-    X(cuEventSynchronize)                                                                                              \
-    X(cuEventElapsedTime)                                                                                              \
-    X(cuStreamBeginCapture)                                                                                            \
-    X(cuStreamEndCapture)                                                                                              \
-    X(cuGraphInstantiateWithFlags)                                                                                     \
-    X(cuGraphLaunch)                                                                                                   \
-    X(cuGraphExecDestroy)                                                                                              \
-    X(cuGraphDestroy)                                                                                                  \
-    X(cuGetErrorName)
+    X(cuInit, 2000)                                                                                                    \
+    X(cuDriverGetVersion, 2020)                                                                                        \
+    X(cuDeviceGet, 2000)                                                                                               \
+    X(cuDeviceGetCount, 2000)                                                                                          \
+    X(cuDeviceGetName, 2000)                                                                                           \
+    X(cuDeviceGetAttribute, 2000)                                                                                      \
+    X(cuDeviceTotalMem, 3020)                                                                                          \
+    X(cuDevicePrimaryCtxRetain, 7000)                                                                                  \
+    X(cuDevicePrimaryCtxRelease, 11000)                                                                                \
+    X(cuCtxSetCurrent, 4000)                                                                                           \
+    X(cuCtxSynchronize, 2000)                                                                                          \
+    X(cuModuleLoadData, 2000)                                                                                          \
+    X(cuModuleUnload, 2000)                                                                                            \
+    X(cuModuleGetFunction, 2000)                                                                                       \
+    X(cuFuncSetAttribute, 9000)                                                                                        \
+    X(cuMemAlloc, 3020)                                                                                                \
+    X(cuMemFree, 3020)                                                                                                 \
+    X(cuMemcpyHtoD, 3020)                                                                                              \
+    X(cuMemcpyDtoH, 3020)                                                                                              \
+    X(cuMemsetD16, 3020)                                                                                               \
+    X(cuMemsetD32, 3020)                                                                                               \
+    X(cuMemsetD32Async, 3020)                                                                                          \
+    X(cuMemGetInfo, 3020)                                                                                              \
+    X(cuLaunchKernel, 4000)                                                                                            \
+    X(cuStreamCreate, 2000)                                                                                            \
+    X(cuStreamDestroy, 4000)                                                                                           \
+    X(cuStreamSynchronize, 2000)                                                                                       \
+    X(cuEventCreate, 2000)                                                                                             \
+    X(cuEventDestroy, 4000)                                                                                            \
+    X(cuEventRecord, 2000)                                                                                             \
+    X(cuEventSynchronize, 2000)                                                                                        \
+    X(cuEventElapsedTime, 12080)                                                                                       \
+    X(cuStreamBeginCapture, 10010)                                                                                     \
+    X(cuStreamEndCapture, 10000)                                                                                       \
+    X(cuGraphInstantiateWithFlags, 11040)                                                                              \
+    X(cuGraphLaunch, 10000)                                                                                            \
+    X(cuGraphExecDestroy, 10000)                                                                                       \
+    X(cuGraphDestroy, 10000)                                                                                           \
+    X(cuGetErrorName, 6000)
 
 typedef struct fattn_cu {
     void *lib;
-#define FATTN_CU_MEMBER(f) __typeof__(f) *f;
+#define FATTN_CU_MEMBER(f, v) __typeof__(f) *f;
     FATTN_CU_FUNCTIONS(FATTN_CU_MEMBER)
 #undef FATTN_CU_MEMBER
 } fattn_cu;

@@ -214,6 +214,15 @@ CUresult cuCtxSynchronize(void)
     return sync_point("cuCtxSynchronize");
 }
 
+/* CUDA 13's cuCtxSynchronize_v2(ctx), which cuGetProcAddress hands back for
+ * "cuCtxSynchronize" asked at version 13000 or later, as the real driver
+ * does: called through cuda.h's cuCtxSynchronize(void), ctx is whatever the
+ * register held, and the driver answers CONTEXT_IS_DESTROYED. */
+static CUresult mock_ctx_synchronize_v2(CUcontext c)
+{
+    return c == &ctx ? sync_point("cuCtxSynchronize") : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
 static CUresult directive(struct CUmod_st *m, const char *d)
 {
     char *end;
@@ -573,29 +582,37 @@ CUresult cuGetErrorName(CUresult r, const char **s)
     return CUDA_SUCCESS;
 }
 
-/* The entry points by name, as src/gpu/driver.h asks for them. */
+/* The entry points by name and the version each ABI appeared in, as
+ * src/gpu/driver.h names them, and the newer ABIs of those names that the
+ * real driver has. */
 static const struct {
     const char *name;
+    int version;
     void *fn;
 } table[] = {
-#define MOCK_ENTRY(f) {#f, (void *)&f},
+#define MOCK_ENTRY(f, v) {#f, v, (void *)&f},
     FATTN_CU_FUNCTIONS(MOCK_ENTRY)
 #undef MOCK_ENTRY
+    {"cuCtxSynchronize", 13000, (void *)&mock_ctx_synchronize_v2},
 };
 
+/* As the driver: the newest ABI of the name not newer than the version
+ * asked for. */
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
-    (void)version, (void)flags;
+    (void)flags;
+    int best = -1, found = 0;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i)
         if (!strcmp(table[i].name, symbol)) {
-            *pfn = table[i].fn;
-            if (status)
-                *status = CU_GET_PROC_ADDRESS_SUCCESS;
-            return CUDA_SUCCESS;
+            found = 1;
+            if (table[i].version <= version && (best < 0 || table[i].version > table[best].version))
+                best = (int)i;
         }
-    *pfn = NULL;
+    *pfn = best >= 0 ? table[best].fn : NULL;
     if (status)
-        *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return CUDA_ERROR_NOT_FOUND;
+        *status = best >= 0 ? CU_GET_PROC_ADDRESS_SUCCESS
+                  : found   ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                            : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return best >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
