@@ -14,7 +14,7 @@ shift || true
 # chromium: the report test loads the HTML report in a headless browser.
 # g++: the simulator compiles the kernel for the host.
 . scripts/install-packages.sh
-install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium
+install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium xz-utils
 
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$@" >/dev/null

@@ -68,7 +68,7 @@
 # under tests/data/ as landscape-GPU-B-H-S-D[-causal].csv; later stages read
 # the best configurations from the database if this machine ran the search,
 # else from those files). Concatenate the calls' report.md files, in order,
-# into docs/device-check.md. Exit status: 0 when every check of the stages
+# into docs/device-report.md. Exit status: 0 when every check of the stages
 # run holds, 1 otherwise.
 #
 # FATTN_CHECK_ESTIMATE=1 prints each named stage's estimate ("STAGE SECONDS
@@ -144,16 +144,21 @@ key_filter() { # bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1[-kv2][-qr1] -> NAME=VALUE,..
 causal_flag() { [ "$1" = 1 ] && echo --causal; }
 
 # ---- Device-time estimates, from each stage's own work counts ----
-# The constants are the H100's as far as known (docs/FACTS of shared/context
-# and the seeds; a first device session replaces them with its own
-# timings): NVRTC compiles 0.2-0.55 s per configuration per core; a GPU
-# trial costs about 0.08 s besides its launches (module load, the numerics
-# check with the reference kernel and the copy back, graph capture); a
-# middling configuration runs at 150 TFLOP/s, the fp32 reference at 5.
+# The constants are the H100's, from the first device session (2026-11-25,
+# docs/device-report.md): first 9-10 s, env 6, tests 32; small 15 s (534
+# GPU trials in 10 s from a precompiled compile cache: 0.019 s a trial,
+# launches included; kill -9 and --resume 5 s); small-causal 166 s and
+# large 258 s with every survivor compiled there (NVRTC about 1.3 s a
+# configuration per core at D=64, 2.2 at D=128, over 16 cores); a bench
+# run about 1 s; memcheck of 1,2,130,64 3 s. The trial and bench constants
+# keep about twice those (scripts/device-session.sh starts a stage when
+# half its estimate fits); the compile ones are as measured. A middling
+# configuration runs at 150 TFLOP/s (the best of 4,16,2048,128 at 291, of
+# 2,8,512,64 at 115 with its launch cost), the fp32 reference at 5.
 # A dry run (fake engine) estimates for the H100's 16 cores.
 cores=$(nproc 2>/dev/null || echo 16)
 [ -n "${FATTN_WORKER_HOOK:-}" ] && cores=16
-est_compile_s=0.45 est_trial_s=0.08 est_tflops=150 est_ref_tflops=5 est_sanitize_s=25 est_bench_s=3
+est_compile_s=1.4 est_compile128_s=2.3 est_trial_s=0.04 est_tflops=150 est_ref_tflops=5 est_sanitize_s=10 est_bench_s=2
 # survivors SHAPE CAUSAL SPACE: the configurations the static gates pass.
 survivors() {
     "$tool" -q gates --arch "$arch" --shape "$1" $(causal_flag "$2") --space "$3" ${filter:+--filter "$filter"} \
@@ -168,7 +173,9 @@ est_search() {
     [ -n "$n" ] || n=$(survivors "$1" "$2" "$3")
     f=$(flops "$1" "$2")
     case $1 in 4,16,2048,128) launches=60 ;; *) launches=400 ;; esac
-    awk -v n="${n:-0}" -v f="$f" -v l="$launches" -v cores="$cores" -v c="$est_compile_s" -v t="$est_trial_s" \
+    local c=$est_compile_s
+    case $1 in *,128) c=$est_compile128_s ;; esac
+    awk -v n="${n:-0}" -v f="$f" -v l="$launches" -v cores="$cores" -v c="$c" -v t="$est_trial_s" \
         -v tf="$est_tflops" -v rf="$est_ref_tflops" \
         'BEGIN { printf "%.0f", n * (c / cores + t + l * f / (tf * 1e12) + f / (rf * 1e12)) }'
 }
@@ -178,17 +185,17 @@ estimate() {
     case $1 in
     first) echo "$((5 * est_bench_s + est_sanitize_s + 30)) 2 GPU test programs, 5 bench runs, a sanitizer run" ;;
     env) echo "15 version queries" ;;
-    tests) echo "150 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
+    tests) echo "60 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
     small | small-causal)
         a=$([ "$1" = small ] && echo 0 || echo 1)
         n=$(survivors 2,8,512,64 "$a" "$space")
         s=$(est_search 2,8,512,64 "$a" "$space" "$n")
-        [ "$1" = small ] && s=$((s + 60))
-        echo "$s $n survivors at ${est_compile_s} s a compile over $cores cores and ${est_trial_s} s + their launches a trial$([ "$1" = small ] && echo ', kill -9 and --resume 60 s')" ;;
+        [ "$1" = small ] && s=$((s + 15))
+        echo "$s $n survivors at ${est_compile_s} s a compile over $cores cores and ${est_trial_s} s + their launches a trial$([ "$1" = small ] && echo ', kill -9 and --resume 15 s')" ;;
     large | large-causal)
         a=$([ "$1" = large ] && echo 0 || echo 1)
         n=$(survivors 4,16,2048,128 "$a" "$space")
-        echo "$(est_search 4,16,2048,128 "$a" "$space" "$n") $n survivors at ${est_compile_s} s a compile over $cores cores, ${est_trial_s} s + launches + the reference a trial" ;;
+        echo "$(est_search 4,16,2048,128 "$a" "$space" "$n") $n survivors at ${est_compile128_s} s a compile over $cores cores, ${est_trial_s} s + launches + the reference a trial" ;;
     numerics) echo "$((${#studies[@]} * 4 * est_bench_s)) $((${#studies[@]} * 4)) bench runs" ;;
     sanitizer | sanitizer-large) echo "$((2 * 3 * 2 * est_sanitize_s)) 12 compute-sanitizer runs of ${est_sanitize_s} s" ;;
     compare) echo "$((${#studies[@]} * (2 * est_bench_s + 10 + 30))) ${#studies[@]} configurations: a search of one, confirm --n 100, compare_sdpa.py" ;;
@@ -618,6 +625,14 @@ stage_tune() {
     say "## The user's loop: search --budget $budget, confirm --n 100 --baseline cudnn (2,8,512,64)"
     say ""
     rm -f "$tdb"*
+    # The small stage's database, when this machine has one, lends its
+    # compile cache (a user's second search has one too): the budget goes
+    # to the GPU, not to NVRTC on the device's cores.
+    if [ -f "$db" ]; then
+        cp "$db" "$tdb"
+        say "(compile cache: the small stage's database)"
+        say ""
+    fi
     t0=$(date +%s)
     run "$tool" search --arch "$arch" --shape 2,8,512,64 --space "$space" ${filter:+--filter "$filter"} \
         --budget "$budget" --samples 15 --db "$tdb" -q
