@@ -7,15 +7,16 @@
 #
 #   scripts/bench-strategies.sh [LANDSCAPE] [SEEDS]
 #
-# Default: the last tests/data/landscape-*.csv (by name) not synthetic, else
-# the synthetic one; 10 seeds. Prints a markdown table. Builds build/ if needed.
+# Default: the last tests/data/landscape-*.csv (by name) measured on a GPU
+# (not synthetic, not one of the suite's, not the empty one), else the
+# synthetic one; 10 seeds. Prints a markdown table. Builds build/ if needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 land=${1:-}
 seeds=${2:-10}
 if [ -z "$land" ]; then
     for f in tests/data/landscape-*.csv; do
-        case $f in *synthetic*) ;; *) [ -f "$f" ] && land=$f ;; esac
+        case $f in *synthetic* | *-suite-* | *-empty*) ;; *) [ -f "$f" ] && land=$f ;; esac
     done
     land=${land:-tests/data/landscape-synthetic-sm_90-2-8-512-64.csv}
 fi
