@@ -17,12 +17,14 @@
 # runs); then env, small (the exhaustive search: the real landscape), tests,
 # tune (its search budget fitted to what is left, at most 6 minutes).
 # A stage starts only when half its estimate (the estimates keep twice the
-# measured times) fits in what is left; a stage that outruns the time is
-# stopped (its report so far kept) and the next is not started. Everything goes to $OUT: report.md (the stages' sections, in
+# measured times) fits in what is left, and is stopped (its report so far
+# kept) at the deadline or after twice its estimate and a minute, whichever
+# comes first. Everything goes to $OUT: report.md (the stages' sections, in
 # order), check.log, session.log (this script's own lines and the stages'
-# stderr), the landscape, trials-small.csv (the exhaustive search's trials
-# in full), and the tune stage's files; at most 8 files, as the device tool
-# returns.
+# stderr), the landscapes, trials-search.csv (the trials of the last
+# exhaustive search, in full), and the tune stage's files; past the 8 files
+# the device tool returns, all but report.md and session.log are packed in
+# files.tar.gz.
 #
 # FATTN_SESSION_S: the seconds this script may take (default 570, inside a
 # 600-second command); FATTN_SESSION_STAGES: the stages after first
@@ -122,16 +124,23 @@ for s in ${FATTN_SESSION_STAGES:-env small tests tune}; do
     fi
     [ "$(left)" -gt 20 ] || break
 done
-# The exhaustive search's trials in full (registers, occupancy, errors):
-# more than the landscape keeps, for the notes.
+# The last exhaustive search's trials in full (registers, occupancy,
+# errors): more than its landscape keeps, for the notes.
 sid=$("$build/fattn-tune" -q query --db "$work/device.db" --format csv \
     --sql "SELECT max(id) FROM studies WHERE command = 'search'" 2>/dev/null | tail -1)
 if [ -n "$sid" ] && [ "$sid" != '""' ]; then
-    "$build/fattn-tune" -q query --db "$work/device.db" --format csv -o "$OUT/trials-small.csv" --sql \
+    "$build/fattn-tune" -q query --db "$work/device.db" --format csv -o "$OUT/trials-search.csv" --sql \
         "SELECT seq, config_key, status, reason, detail, cache_hit, compile_ms, registers, spill_stores, stack_frame,
                 smem_dynamic, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps,
                 max_abs_err, norm_err, n_bad FROM trials WHERE study_id = $sid ORDER BY seq" 2>>"$slog" ||
         log "the trials of study $sid were not written"
+fi
+# The device tool returns 8 files at most: past that, all but the report
+# and this log go back in one archive.
+n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+if [ "$n" -gt 8 ]; then
+    (cd "$OUT" && find . -maxdepth 1 -type f ! -name report.md ! -name session.log ! -name files.tar.gz -printf '%f\n' |
+        tar czf files.tar.gz -T - --remove-files) && log "$n files: all but report.md and session.log in files.tar.gz"
 fi
 log "done: $(left) s left"
 exit $failed

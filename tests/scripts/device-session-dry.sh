@@ -2,8 +2,9 @@
 # device-session-dry.sh - scripts/device-session.sh without a GPU, on the
 # fake engine over a narrowed space: the precompiled cache unpacked as the
 # stages' database; first, then the stages that fit in the session's time,
-# a stage whose estimate does not fit not started (and said so); a failing
-# first stage followed by the diagnostics, env and tests only, nothing else.
+# a stage whose estimate does not fit not started (and said so); more
+# files than the device tool returns packed in one archive; a failing first
+# stage followed by the diagnostics, env and tests only, nothing else.
 #
 #   device-session-dry.sh BUILD_DIR SOURCE_ROOT
 set -euo pipefail
@@ -41,6 +42,21 @@ grep -q "stage compare not started: estimated [0-9]* s, [0-9]* s left" "$log" ||
 grep -q "stage tune not started" "$log" || fail "tune started past the time"
 if grep -q "^## fattn-tune beside PyTorch" "$r"; then fail "the compare stage ran"; fi
 
+# Two searches and the user's loop: more files than the device tool returns
+# (8), so all but the report and the log go back in one archive.
+rc=0
+OUT=$work/out-many FATTN_CHECK_WORK=$work/db-many FATTN_SESSION_S=400 FATTN_SESSION_STAGES="small small-causal tune" \
+    "$src/scripts/device-session.sh" 2>/dev/null || rc=$?
+[ $rc = 0 ] || fail "exit $rc from small, small-causal and tune"
+[ "$(find "$work/out-many" -maxdepth 1 -type f | wc -l)" = 3 ] || fail "not packed: $(ls "$work/out-many")"
+tar tzf "$work/out-many/files.tar.gz" >"$work/packed" || fail "files.tar.gz unreadable"
+for f in check.log trials-search.csv landscape-fake-2-8-512-64.csv landscape-fake-2-8-512-64-causal.csv \
+    confirm-2-8-512-64.txt report-2-8-512-64.html fattn_tuned-2-8-512-64.h; do
+    grep -qx "$f" "$work/packed" || fail "$f not in files.tar.gz"
+done
+grep -q "^- ok: landscape written: landscape-fake-2-8-512-64-causal.csv" "$work/out-many/report.md" ||
+    fail "the report lost the causal search"
+
 # A failing first stage: diagnostics, then env and tests; no search.
 rc=0
 OUT=$work/out-fault FATTN_CHECK_WORK=$work/db-fault FATTN_WORKER_HOOK=fake,fault=kv2 FATTN_SESSION_S=400 \
@@ -52,4 +68,4 @@ grep -q "first failed: diagnostics follow" "$log" || fail "no diagnostics"
 grep -q "^== ldd fattn-tune" "$log" || fail "diagnostics incomplete"
 grep -q "^## GPU tests" "$r" || fail "tests did not run after the failure"
 if grep -q "^## Exhaustive search" "$r"; then fail "a search ran after first failed"; fi
-echo "ok: device-session.sh dry run: cache unpacked, stages fitted to the time, diagnostics after a failing first"
+echo "ok: device-session.sh dry run: cache unpacked, stages fitted to the time, files packed, diagnostics after a failing first"
