@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
 # device-cache.sh - compile here, where compile time is free, what the
-# device's small stage would compile: every gate survivor of the default
-# space for 2,8,512,64 (non-causal) on sm_90, into device-cache/device.db.xz
-# (about 20 MB; ignored by git). scripts/device-session.sh unpacks it as the
-# small stage's database, whose compile cache the search, the kill -9 check
-# and the tune stage then read instead of running NVRTC on the device. A
-# cache entry is keyed by the kernel's sources, the arch, the options and
-# NVRTC's version: an entry that does not match is compiled again there, as
-# without the cache. About 16 minutes on 2 cores (949 s on 2026-11-25).
+# device's searches would compile: every gate survivor of the default space
+# on sm_90 for each study named (default: the small stage's, 2,8,512,64
+# non-causal), into device-cache/device.db.xz (ignored by git; about 29 MB
+# a study, and the device tool carries 64 MiB in all, build-device's 5
+# included: two studies at most). scripts/device-session.sh unpacks it as
+# the stages' database (results/device.db), whose compile cache the
+# exhaustive searches, the kill -9 check and the tune stage then read
+# instead of running NVRTC on the device (1.3 s a configuration per core at
+# D=64, 2.2 at D=128 there: 2.5 to 4 minutes a study). A cache entry is
+# keyed by the kernel's sources, the arch, the options and NVRTC's version:
+# an entry that does not match is compiled again there, as without the
+# cache. About 16 minutes a D=64 study on the 2 cores here (949 s for
+# 2,8,512,64 on 2026-11-25).
 #
-#   scripts/device-cache.sh [BUILD_DIR]     (default build-device)
+#   scripts/device-cache.sh [--build DIR] [SHAPE[:causal]...]
+#   scripts/device-cache.sh                              # small
+#   scripts/device-cache.sh 4,16,2048,128:causal          # large-causal
 #
 # FATTN_CHECK_FILTER=EXPR compiles only the configurations matching (as it
 # narrows device-check.sh's searches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-device}
+build=build-device
+if [ "${1:-}" = --build ]; then
+    build=$2
+    shift 2
+fi
+[ $# -gt 0 ] || set -- 2,8,512,64
+for study in "$@"; do
+    case $study in
+    *,*,*,*:causal | *,*,*,[0-9]*) ;;
+    *) echo "device-cache.sh: '$study' is not B,H,S,D or B,H,S,D:causal" >&2; exit 2 ;;
+    esac
+done
 [ -x "$build/fattn-tune" ] || { echo "device-cache.sh: $build/fattn-tune not built (scripts/device-build.sh)" >&2; exit 1; }
 mkdir -p device-cache
 db=device-cache/device.db
-rm -f "$db" "$db"-wal "$db"-shm
+rm -f "$db" "$db"-wal "$db"-shm "$db.xz"
 filter=${FATTN_CHECK_FILTER:-}
-FATTN_KERNEL_DIR=$PWD/kernels "$build/fattn-tune" compile --arch sm_90 --shape 2,8,512,64 ${filter:+--filter "$filter"} \
-    --db "$db" -q
+for study in "$@"; do
+    shape=${study%:causal}
+    causal=()
+    [ "$shape" = "$study" ] || causal=(--causal)
+    FATTN_KERNEL_DIR=$PWD/kernels "$build/fattn-tune" compile --arch sm_90 --shape "$shape" "${causal[@]}" \
+        ${filter:+--filter "$filter"} --db "$db" -q
+done
 n=$("$build/fattn-tune" -q query --db "$db" --format csv --sql "SELECT count(*) FROM compile_cache WHERE arch = 'sm_90'" | tail -1)
 xz -T0 -6 -f "$db"
-echo "device-cache.sh: $db.xz ($n cubins, $(du -h "$db.xz" | cut -f1)); carry device-cache"
+echo "device-cache.sh: $db.xz ($n cubins for $*, $(du -h "$db.xz" | cut -f1)); carry device-cache"

@@ -7,8 +7,9 @@
 # Here, before the lease:
 #   scripts/device-build.sh     # build-device/
 #   scripts/device-cache.sh     # device-cache/: the compile cache of the
-#                               # small stage's survivors, so that the
-#                               # device spends its minutes on the GPU
+#                               # searches to run (default the small
+#                               # stage's), so that the device spends its
+#                               # minutes on the GPU
 # Then through the device tool:
 #   run(command="scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
 #
@@ -45,7 +46,7 @@ deadline=$(($(date +%s) + ${FATTN_SESSION_S:-570}))
 left() { echo $((deadline - $(date +%s))); }
 log() { printf '%s device-session.sh: %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$slog" >&2; }
 
-# The precompiled cache becomes the small stage's database (results/device.db).
+# The precompiled cache becomes the searches' database (results/device.db).
 work=${FATTN_CHECK_WORK:-$root/results}
 cache=${FATTN_DEVICE_CACHE:-$root/device-cache/device.db.xz}
 if [ -f "$cache" ] && [ ! -f "$work/device.db" ]; then
