@@ -36,15 +36,21 @@ static void squeeze(const char *in, size_t n, char *out, size_t size)
     out[o] = '\0';
 }
 
-static void sticky_per_cuda_h(void)
+static char *read_header(const char *name)
 {
     char path[1024], *text = NULL;
     size_t len = 0;
-    snprintf(path, sizeof path, "%s/include/cuda.h", fattn_cuda_root());
-    if (fattn_read_file(path, "cuda.h", 1, &text, &len)) {
+    snprintf(path, sizeof path, "%s/include/%s", fattn_cuda_root(), name);
+    if (fattn_read_file(path, name, 1, &text, &len)) {
         fprintf(stderr, "cannot read %s\n", path);
         exit(T_HARNESS);
     }
+    return text;
+}
+
+static void sticky_per_cuda_h(void)
+{
+    char *text = read_header("cuda.h");
     const char *begin = strstr(text, "typedef enum cudaError_enum");
     const char *end = begin ? strstr(begin, "} CUresult;") : NULL;
     CHECK(begin && end);
@@ -160,18 +166,6 @@ static int param_types(const char *p, char *out, size_t size)
     return o < size ? 0 : -1;
 }
 
-static char *read_header(const char *name)
-{
-    char path[1024], *text = NULL;
-    size_t len = 0;
-    snprintf(path, sizeof path, "%s/include/%s", fattn_cuda_root(), name);
-    if (fattn_read_file(path, name, 1, &text, &len)) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(T_HARNESS);
-    }
-    return text;
-}
-
 static void check_entry(const char *cuda_h, const char *typedefs, const char *name, int version)
 {
     char pat[160], want[1024], got[1024];
@@ -210,8 +204,8 @@ static void check_entry(const char *cuda_h, const char *typedefs, const char *na
             }
         }
     }
-    if (!proto || param_types(proto + strlen(pat) - 1, want, sizeof want) ||
-        param_types(best_params, got, sizeof got)) {
+    if (!proto || param_types(proto + strlen(pat) - 1, want, sizeof want)
+        || param_types(best_params, got, sizeof got)) {
         fprintf(stderr, "%s: no prototype, or one not parsed\n", name);
         CHECK(0);
         return;

@@ -585,16 +585,18 @@ CUresult cuGetErrorName(CUresult r, const char **s)
 /* The entry points by name and the version each ABI appeared in, as
  * src/gpu/driver.h names them, and the newer ABIs of those names that the
  * real driver has. */
+/* clang-format off */
 static const struct {
     const char *name;
     int version;
     void *fn;
 } table[] = {
+    {"cuCtxSynchronize", 13000, (void *)&mock_ctx_synchronize_v2},
 #define MOCK_ENTRY(f, v) {#f, v, (void *)&f},
     FATTN_CU_FUNCTIONS(MOCK_ENTRY)
 #undef MOCK_ENTRY
-    {"cuCtxSynchronize", 13000, (void *)&mock_ctx_synchronize_v2},
 };
+/* clang-format on */
 
 /* As the driver: the newest ABI of the name not newer than the version
  * asked for. */
