@@ -58,7 +58,7 @@ if [ -f "$cache" ] && [ ! -f "$work/device.db" ]; then
         log "compile cache from $cache: $(du -h "$work/device.db" | cut -f1)"
     else
         rm -f "$work/device.db.tmp"
-        log "$cache did not decompress; the small stage compiles everything"
+        log "$cache did not decompress; the searches compile everything on the device"
     fi
 fi
 
