@@ -132,7 +132,7 @@ def exact_random(cand):
             M += kind != "1"
             if kind == "0":
                 ys.append(float(t))
-    T = sum(1 for y in ys if y <= min(ys) * 1.02)
+    T = suite.targets(ys)
     return suite.random_first(M, T, 0.5), suite.random_first(M, T, 0.9)
 
 exact = {}  # landscape seed -> family -> (median, p90)

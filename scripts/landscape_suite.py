@@ -153,6 +153,12 @@ def narrow_basin(rng, lv, cfgs):
     return logt, best, far
 
 
+def targets(times):
+    """How many of the measured times are the target: within 2% of the
+    best (the bar of issue 14's trials-to-target)."""
+    return sum(1 for y in times if y <= min(times) * 1.02)
+
+
 def random_first(m, t, q):
     """Random search over m configurations that cost a trial, t of them
     wanted: the smallest k with P(the first wanted one within k trials) >= q,

@@ -118,7 +118,7 @@ def random_first(s, seed):
     members, text = s.region("narrow", seed)
     (M, ys), R = s.outcomes(text), len(members)
     k = suite.random_first(M, R, 0.5)
-    T = sum(1 for y in ys if y <= min(ys) * 1.02)
+    T = suite.targets(ys)
     bar = suite.random_first(M, T, 0.5) / 2
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d; to the %d within 2%%: "
           "median %d; point 3's bar %g = %.2f x the first trial in the region"
