@@ -25,6 +25,21 @@ of the suite (scripts/landscape_suite.py), for docs/search-quality.md
         parameters from the basin's best): the share of the regions the rule
         draws (20 per possible centre) that its first K picks hit.
 
+    narrow_regions.py near SEED...
+        How near narrow-sSEED's region lies to its basin's best
+        configuration: the fewest parameters in which a member of the region,
+        and a configuration within 2% of the optimum, differ from it. The
+        generator draws the region's centre at least half the parameters
+        away, but the members around it can lie two or three away, where a
+        search of the best's neighbourhood finds them.
+
+    narrow_regions.py near-share SEED RUNS < TRACE
+        Where a strategy spends its trials on narrow-sSEED: over the first
+        RUNS runs of a trace (FATTN_TRACE=1 tests/test_strategies, or
+        scripts/optuna_peer.py --trace), the trials after the first one at
+        the basin's best and before the target, and the share of them within
+        two parameters of the basin's best.
+
     narrow_regions.py cover RUNS SEED...
         A coverage explorer that knows nothing of the rule: each pick is the
         untried configuration in the most untried small cells (the
@@ -85,27 +100,41 @@ class Suite:
                 times.append(float(p[3]))
         return n, times
 
+    def basin_best(self, seed):
+        """narrow-sSEED's basin's best configuration (an index into self.ok)."""
+        return suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)[1]
+
     def basin_far(self, seed):
         """narrow-sSEED's far set: the possible centres of its region (the
         generator's rng for that landscape, as far as its basin)."""
         return suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)[2]
 
 
-def first_hit(s, family, seed, runs):
-    members, _ = s.region(family, seed)
-    keys = set(s.ok[i]["key"] for i in members)
-    out, cur = [], None
+def read_trace():
+    """The runs of a trace on stdin, each a list of (trial, key, kind, time over the optimum)."""
+    out = []
     for line in sys.stdin:
         p = line.split()
         if p and p[0] == "run":
-            cur = {"first": None, "hit": None}
-            out.append(cur)
-        elif p and p[0] == "trace" and cur is not None:
-            t, key, kind, y = int(p[1]), p[3], p[4], float(p[5])
-            if key in keys and cur["first"] is None:
-                cur["first"] = t
-            if kind == "0" and y <= 1.02 and cur["hit"] is None:
-                cur["hit"] = t
+            out.append([])
+        elif p and p[0] == "trace" and out:
+            out[-1].append((int(p[1]), p[3], p[4], float(p[5])))
+    return out
+
+
+def at_target(t):
+    """Whether trace entry t measured a configuration within 2% of the optimum."""
+    return t[2] == "0" and t[3] <= 1.02
+
+
+def first_hit(s, family, seed, runs):
+    members, _ = s.region(family, seed)
+    keys = set(s.ok[i]["key"] for i in members)
+    out = []
+    for run in read_trace():
+        first = next((t[0] for t in run if t[1] in keys), None)
+        hit = next((t[0] for t in run if at_target(t)), None)
+        out.append({"first": first, "hit": hit})
     q = out[:runs]
     if len(q) < runs or any(r["first"] is None or r["hit"] is None for r in q):
         sys.exit("narrow_regions.py: first-hit: the trace holds fewer than %d runs that reach the target" % runs)
@@ -123,6 +152,35 @@ def random_first(s, seed):
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d; to the %d within 2%%: "
           "median %d; point 3's bar %g = %.2f x the first trial in the region"
           % (seed, R, M, k, T, 2 * bar, bar, bar / k))
+
+
+def near(s, seed):
+    members, text = s.region("narrow", seed)
+    best = s.cfgs[s.basin_best(seed)]
+    (_, ys), row = s.outcomes(text), {}
+    for line in text.splitlines():
+        p = line.split(",")
+        if len(p) >= 4 and p[1] == "ok":
+            row[p[0]] = float(p[3])
+    targets = [s.cfgs[i] for i, r in enumerate(s.ok) if r["key"] in row and row[r["key"]] <= 1.02 * min(ys)]
+    print("narrow-s%d: the region's nearest member differs from the basin's best in %d parameters, the nearest "
+          "target in %d" % (seed, min(suite.distance(s.lv, s.cfgs[i], best) for i in members),
+                            min(suite.distance(s.lv, c, best) for c in targets)))
+
+
+def near_share(s, seed, runs):
+    best = s.cfgs[s.basin_best(seed)]
+    cfg = {r["key"]: c for r, c in zip(s.ok, s.cfgs)}
+    q = read_trace()[:runs]
+    hit = [next((k for k, t in enumerate(run) if at_target(t)), None) for run in q]
+    if len(q) < runs or None in hit:
+        sys.exit("narrow_regions.py: near-share: the trace holds fewer than %d runs that reach the target" % runs)
+    d = [[suite.distance(s.lv, cfg[t[1]], best) if t[1] in cfg else len(s.lv.params) for t in run[:h + 1]]
+         for run, h in zip(q, hit)]
+    after = [x[x.index(0) + 1:] for x in d if 0 in x]
+    n, near = sum(len(a) for a in after), sum(x <= 2 for a in after for x in a)
+    print("narrow-s%d: %d of %d runs measure the basin's best before the target; of their %d trials after it, %d "
+          "(%.0f%%) lie within two parameters of it" % (seed, len(after), runs, n, near, 100.0 * near / max(n, 1)))
 
 
 def oracle(s, k, seed):
@@ -185,8 +243,9 @@ def cover(s, runs, seed):
 
 def main():
     a = sys.argv[1:]
-    usage = "usage: narrow_regions.py first-hit FAMILY SEED RUNS | random SEED... | oracle K SEED... | cover RUNS SEED..."
-    if not a or a[0] not in ("first-hit", "random", "oracle", "cover"):
+    usage = "usage: narrow_regions.py first-hit FAMILY SEED RUNS | random SEED... | near SEED... | " \
+        "near-share SEED RUNS | oracle K SEED... | cover RUNS SEED..."
+    if not a or a[0] not in ("first-hit", "random", "near", "near-share", "oracle", "cover"):
         sys.exit(usage)
     try:
         nums = [int(x) for x in (a[2:] if a[0] == "first-hit" else a[1:])]
@@ -195,9 +254,11 @@ def main():
     s = Suite()
     if a[0] == "first-hit" and len(a) == 4 and a[1] in ("narrow", "deceptive"):
         first_hit(s, a[1], nums[0], nums[1])
-    elif a[0] == "random" and nums:
+    elif a[0] == "near-share" and len(nums) == 2:
+        near_share(s, nums[0], nums[1])
+    elif a[0] in ("random", "near") and nums:
         for seed in nums:
-            random_first(s, seed)
+            (random_first if a[0] == "random" else near)(s, seed)
     elif a[0] in ("oracle", "cover") and len(nums) >= 2:
         for seed in nums[1:]:
             (oracle if a[0] == "oracle" else cover)(s, nums[0], seed)

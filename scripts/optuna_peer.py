@@ -35,7 +35,10 @@ target prints "-" for it.
 
 Prints, per seed: `seed S trials T best30 R30 best60 R60 asks A`, T the trials
 until the target (or -), R the best time measured within the first 30 / 60
-trials over the optimum.
+trials over the optimum. With --trace, each run's trials also go to stderr
+as `tests/test_strategies` writes them with FATTN_TRACE set (`run optuna-SAMPLER
+SEED`, then `trace TRIAL - KEY KIND TIME/OPTIMUM`, KIND 0 measured, 2 a GPU
+failure with TIME 0), for scripts/narrow_regions.py.
 """
 import argparse
 import math
@@ -66,7 +69,7 @@ def split_key(key):
     return out
 
 
-def run(cands, sampler_name, seed, max_trials, max_asks):
+def run(cands, sampler_name, seed, max_trials, max_asks, trace=False):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore")
@@ -83,6 +86,8 @@ def run(cands, sampler_name, seed, max_trials, max_asks):
     else:
         sys.exit("optuna_peer.py: SAMPLER: unknown %r; expected tpe, tpe-uni or random" % sampler_name)
     study = optuna.create_study(sampler=sampler, direction="minimize")
+    if trace:
+        print("run optuna-%s %d" % (sampler_name, seed), file=sys.stderr)
     order = [n for n, _ in split_key(next(iter(cands)))]
     optimum = min(t for k, t in cands.values() if k == 0)
     seen = {}
@@ -102,6 +107,9 @@ def run(cands, sampler_name, seed, max_trials, max_asks):
             kind, t = cands.get(key, (1, 0.0))
             if kind != 1:
                 trials += 1
+                if trace:
+                    print("trace %d - %s %d %.4f" % (trials, key, kind, t / optimum if kind == 0 else 0),
+                          file=sys.stderr)
             outcome = t if kind == 0 else None
             seen[key] = outcome
             if outcome is not None:
@@ -125,10 +133,11 @@ def main():
     ap.add_argument("seeds", type=int)
     ap.add_argument("--max-trials", type=int, default=800)
     ap.add_argument("--max-asks", type=int, default=3000)
+    ap.add_argument("--trace", action="store_true", help="each run's trials to stderr")
     a = ap.parse_args()
     cands = read_candidates(a.candidates)
     for s in range(1, a.seeds + 1):
-        hit, r30, r60, asks = run(cands, a.sampler, s, a.max_trials, a.max_asks)
+        hit, r30, r60, asks = run(cands, a.sampler, s, a.max_trials, a.max_asks, a.trace)
         print("seed %d trials %s best30 %.4f best60 %.4f asks %d" % (s, hit if hit else "-", r30, r60, asks),
               flush=True)
 
