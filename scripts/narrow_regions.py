@@ -90,14 +90,14 @@ class Suite:
 
     def outcomes(self, text):
         """How many configurations cost a trial (measured or GPU failures),
-        and the median times of the measured ones."""
-        n, times = 0, []
+        and the median times of the measured ones by key."""
+        n, times = 0, {}
         for line in text.splitlines():
             p = line.split(",")
             if len(p) >= 3 and (p[1] == "ok" or p[2] in ("numerics", "runtime_fault")):
                 n += 1
             if len(p) >= 4 and p[1] == "ok":
-                times.append(float(p[3]))
+                times[p[0]] = float(p[3])
         return n, times
 
     def basin_best(self, seed):
@@ -147,7 +147,7 @@ def random_first(s, seed):
     members, text = s.region("narrow", seed)
     (M, ys), R = s.outcomes(text), len(members)
     k = suite.random_first(M, R, 0.5)
-    T = suite.targets(ys)
+    T = suite.targets(list(ys.values()))
     bar = suite.random_first(M, T, 0.5) / 2
     print("narrow-s%d: region %d of %d; random search's first trial in it: median %d; to the %d within 2%%: "
           "median %d; point 3's bar %g = %.2f x the first trial in the region"
@@ -157,12 +157,9 @@ def random_first(s, seed):
 def near(s, seed):
     members, text = s.region("narrow", seed)
     best = s.cfgs[s.basin_best(seed)]
-    (_, ys), row = s.outcomes(text), {}
-    for line in text.splitlines():
-        p = line.split(",")
-        if len(p) >= 4 and p[1] == "ok":
-            row[p[0]] = float(p[3])
-    targets = [s.cfgs[i] for i, r in enumerate(s.ok) if r["key"] in row and row[r["key"]] <= 1.02 * min(ys)]
+    _, ys = s.outcomes(text)
+    bar = suite.target_time(list(ys.values()))
+    targets = [s.cfgs[i] for i, r in enumerate(s.ok) if ys.get(r["key"], bar + 1) <= bar]
     print("narrow-s%d: the region's nearest member differs from the basin's best in %d parameters, the nearest "
           "target in %d" % (seed, min(suite.distance(s.lv, s.cfgs[i], best) for i in members),
                             min(suite.distance(s.lv, c, best) for c in targets)))
