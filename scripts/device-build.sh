@@ -18,6 +18,8 @@ if [ ! -f "$build/build.ninja" ]; then
         '-Dc_link_args=-Wl,-rpath,$ORIGIN:$ORIGIN/..' >/dev/null
 fi
 ninja -C "$build" >/dev/null
+# The copy from an earlier run would be what ldd finds first ($ORIGIN).
+rm -f "$build/libcjson.so.1"
 cjson=$(ldd "$build/fattn-tune" | awk '/libcjson\.so/ {print $3}')
 [ -n "$cjson" ] && [ -f "$cjson" ] || { echo "device-build.sh: libcjson.so.1 not found by ldd" >&2; exit 1; }
 cp -L "$cjson" "$build/libcjson.so.1"
