@@ -3,16 +3,18 @@
 # device's searches would compile: every gate survivor of the default space
 # on sm_90 for each study named (default: the small stage's, 2,8,512,64
 # non-causal), into device-cache/device.db.xz (ignored by git; about 29 MB
-# a study, and the device tool carries 64 MiB in all, build-device's 5
-# included: two studies at most). scripts/device-session.sh unpacks it as
-# the stages' database (results/device.db), whose compile cache the
+# a D=64 study and 36 MB a D=128 one, and the device tool carries 64 MiB in
+# all, build-device's 5 included: two D=64 studies or one D=128 at most).
+# scripts/device-session.sh unpacks it as the stages' database
+# (results/device.db), whose compile cache the
 # exhaustive searches, the kill -9 check and the tune stage then read
 # instead of running NVRTC on the device (1.3 s a configuration per core at
 # D=64, 2.2 at D=128 there: 2.5 to 4 minutes a study). A cache entry is
 # keyed by the kernel's sources, the arch, the options and NVRTC's version:
 # an entry that does not match is compiled again there, as without the
 # cache. About 16 minutes a D=64 study on the 2 cores here (949 s for
-# 2,8,512,64 on 2026-11-25).
+# 2,8,512,64 on 2026-11-25), 29 (1694 s, 36 MB compressed) for
+# 4,16,2048,128:causal (2026-11-26).
 #
 #   scripts/device-cache.sh [--build DIR] [SHAPE[:causal]...]
 #   scripts/device-cache.sh                              # small
