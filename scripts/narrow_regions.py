@@ -100,14 +100,12 @@ class Suite:
                 times[p[0]] = float(p[3])
         return n, times
 
-    def basin_best(self, seed):
-        """narrow-sSEED's basin's best configuration (an index into self.ok)."""
-        return suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)[1]
-
-    def basin_far(self, seed):
-        """narrow-sSEED's far set: the possible centres of its region (the
-        generator's rng for that landscape, as far as its basin)."""
-        return suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)[2]
+    def basin(self, seed):
+        """narrow-sSEED's basin, as the generator draws it with that
+        landscape's rng: its best configuration (an index into self.ok) and
+        its far set, the possible centres of its region."""
+        _, best, far = suite.narrow_basin(random.Random("narrow-%d" % seed), self.lv, self.cfgs)
+        return best, far
 
 
 def read_trace():
@@ -127,17 +125,22 @@ def at_target(t):
     return t[2] == "0" and t[3] <= 1.02
 
 
+def to_target(cmd, runs, region=None):
+    """The first RUNS runs of the trace on stdin, each with the index of its
+    first entry at the target; exits when fewer reach it (or, given the
+    region's keys, fewer also try a member of it)."""
+    q = read_trace()[:runs]
+    hit = [next((k for k, t in enumerate(run) if at_target(t)), None) for run in q]
+    if len(q) < runs or None in hit or (region and any(all(t[1] not in region for t in run) for run in q)):
+        sys.exit("narrow_regions.py: %s: the trace holds fewer than %d runs that reach the target" % (cmd, runs))
+    return list(zip(q, hit))
+
+
 def first_hit(s, family, seed, runs):
     members, _ = s.region(family, seed)
     keys = set(s.ok[i]["key"] for i in members)
-    out = []
-    for run in read_trace():
-        first = next((t[0] for t in run if t[1] in keys), None)
-        hit = next((t[0] for t in run if at_target(t)), None)
-        out.append({"first": first, "hit": hit})
-    q = out[:runs]
-    if len(q) < runs or any(r["first"] is None or r["hit"] is None for r in q):
-        sys.exit("narrow_regions.py: first-hit: the trace holds fewer than %d runs that reach the target" % runs)
+    q = [{"first": next(t[0] for t in run if t[1] in keys), "hit": run[h][0]}
+         for run, h in to_target("first-hit", runs, keys)]
     print("%s-s%d: region %d; first trial in the region %g, target %g, between %g (medians of %d runs)" % (
         family, seed, len(keys), statistics.median(r["first"] for r in q), statistics.median(r["hit"] for r in q),
         statistics.median(r["hit"] - r["first"] for r in q), runs))
@@ -156,7 +159,7 @@ def random_first(s, seed):
 
 def near(s, seed):
     members, text = s.region("narrow", seed)
-    best = s.cfgs[s.basin_best(seed)]
+    best = s.cfgs[s.basin(seed)[0]]
     _, ys = s.outcomes(text)
     bar = suite.target_time(list(ys.values()))
     targets = [s.cfgs[i] for i, r in enumerate(s.ok) if ys.get(r["key"], bar + 1) <= bar]
@@ -166,14 +169,10 @@ def near(s, seed):
 
 
 def near_share(s, seed, runs):
-    best = s.cfgs[s.basin_best(seed)]
+    best = s.cfgs[s.basin(seed)[0]]
     cfg = {r["key"]: c for r, c in zip(s.ok, s.cfgs)}
-    q = read_trace()[:runs]
-    hit = [next((k for k, t in enumerate(run) if at_target(t)), None) for run in q]
-    if len(q) < runs or None in hit:
-        sys.exit("narrow_regions.py: near-share: the trace holds fewer than %d runs that reach the target" % runs)
     d = [[suite.distance(s.lv, cfg[t[1]], best) if t[1] in cfg else len(s.lv.params) for t in run[:h + 1]]
-         for run, h in zip(q, hit)]
+         for run, h in to_target("near-share", runs)]
     after = [x[x.index(0) + 1:] for x in d if 0 in x]
     n, near = sum(len(a) for a in after), sum(x <= 2 for a in after for x in a)
     print("narrow-s%d: %d of %d runs measure the basin's best before the target; of their %d trials after it, %d "
@@ -183,7 +182,7 @@ def near_share(s, seed, runs):
 def oracle(s, k, seed):
     rng = random.Random(1000 + seed)
     regions = []
-    for centre in s.basin_far(seed):
+    for centre in s.basin(seed)[1]:
         for _ in range(20):  # the generator's own region_around, with its random order of parameters
             regions.append(frozenset(suite.region_around(rng, s.lv, s.cfgs, s.cfgs[centre], 0.01)))
     alive, hit = list(range(len(regions))), 0
