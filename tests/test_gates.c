@@ -377,6 +377,47 @@ static void default_space_partition(void)
     fattn_space_release(&sp);
 }
 
+/* The study record's limits read back: a round trip of every field, the
+ * defaults for what an older record lacks, and a damaged one refused. */
+static void limits_json(void)
+{
+    fattn_gate_limits a, b;
+    char json[512], missing[256];
+    fattn_gate_limits_default(&a);
+    a.smem_limit = 232448, a.max_bank_ways = 4, a.min_coalescing = 0.625, a.mem_budget = 123456789012ull;
+    a.input_sets = 7, a.max_spill_bytes = 96, a.min_occupancy = 0.25, a.occupancy_cp_async_exempt = 0;
+    a.skip = 1u << FATTN_R_SPILLS;
+    fattn_gate_limits_json(&a, json, sizeof json);
+    CHECK_INT(fattn_gate_limits_parse(json, &b, missing, sizeof missing), 8);
+    CHECK_STR(missing, "");
+    CHECK_INT(b.smem_limit, 232448);
+    CHECK_INT(b.max_bank_ways, 4);
+    CHECK_NEAR(b.min_coalescing, 0.625, 0);
+    CHECK_INT(b.mem_budget, 123456789012ull);
+    CHECK_INT(b.input_sets, 1); /* the measuring command's own */
+    CHECK_INT(b.max_spill_bytes, 96);
+    CHECK_NEAR(b.min_occupancy, 0.25, 0);
+    CHECK_INT(b.occupancy_cp_async_exempt, 0);
+    CHECK_INT(b.skip, 1u << FATTN_R_SPILLS);
+    /* An older record: what it holds, the defaults for the rest. */
+    CHECK_INT(fattn_gate_limits_parse("{\"smem_limit\": 65536, \"max_spill_bytes\": 8}", &b, missing, sizeof missing),
+              2);
+    CHECK_INT(b.smem_limit, 65536);
+    CHECK_INT(b.max_spill_bytes, 8);
+    CHECK_NEAR(b.min_occupancy, 0.5, 0);
+    CHECK_STR(missing, "max_bank_ways, min_coalescing, mem_budget, min_occupancy, occupancy_cp_async_exempt, "
+                       "skipped_gates");
+    /* Out of range counts as missing; none at all, or not an object. */
+    CHECK_INT(fattn_gate_limits_parse("{\"smem_limit\": 1e30, \"min_occupancy\": -1}", &b, missing, sizeof missing), 0);
+    CHECK_INT(b.smem_limit, FATTN_DEFAULT_SMEM_LIMIT);
+    CHECK_INT(fattn_gate_limits_parse("{}", &b, missing, 16), 0);
+    CHECK_INT(strlen(missing), 15); /* cut at the buffer, terminated */
+    CHECK_INT(fattn_gate_limits_parse("", &b, missing, sizeof missing), -1);
+    CHECK_INT(fattn_gate_limits_parse("[1, 2]", &b, missing, sizeof missing), -1);
+    CHECK_INT(fattn_gate_limits_parse(NULL, &b, missing, sizeof missing), -1);
+    CHECK_INT(b.smem_limit, FATTN_DEFAULT_SMEM_LIMIT);
+}
+
 int main(void)
 {
     fattn_error_set_quiet(1);
@@ -392,5 +433,6 @@ int main(void)
     T_RUN(post_compile);
     T_RUN(reasons);
     T_RUN(default_space_partition);
+    T_RUN(limits_json);
     return t_exit();
 }

@@ -8,6 +8,7 @@
 
 #include "t.h"
 
+#include "compile/nvrtc.h"
 #include "run/landscape.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -164,9 +165,33 @@ static void process_tags(void)
     CHECK_STR(who, "process 4242 on gpu-box");
 }
 
+/* The nvcc flags of an NVRTC build: the arch as -gencode (sm_90a too), the
+ * code-changing options kept, the ptxas report dropped, -D on request. */
+static void nvcc_flags(void)
+{
+    char out[256];
+    const char *key = "--gpu-architecture=sm_90a -std=c++17 --use_fast_math --ptxas-options=-v -DBLOCK_M=64 "
+                      "-DHEAD_DIM=128 -DCAUSAL=1";
+    fattn_nvcc_flags(key, 0, out, sizeof out);
+    CHECK_STR(out, "-gencode=arch=compute_90a,code=sm_90a -std=c++17 --use_fast_math");
+    fattn_nvcc_flags(key, 1, out, sizeof out);
+    CHECK_STR(out, "-gencode=arch=compute_90a,code=sm_90a -std=c++17 --use_fast_math -DBLOCK_M=64 -DHEAD_DIM=128 "
+                   "-DCAUSAL=1");
+    fattn_nvcc_flags("--gpu-architecture=sm_89  -std=c++17", 1, out, sizeof out);
+    CHECK_STR(out, "-gencode=arch=compute_89,code=sm_89 -std=c++17");
+    /* No architecture: nothing to build with. */
+    fattn_nvcc_flags("-std=c++17 --use_fast_math", 1, out, sizeof out);
+    CHECK_STR(out, "");
+    fattn_nvcc_flags(NULL, 1, out, sizeof out);
+    CHECK_STR(out, "");
+    fattn_nvcc_flags("--gpu-architecture=sm_", 1, out, sizeof out);
+    CHECK_STR(out, "");
+}
+
 int main(void)
 {
     T_RUN(sha256_vectors);
+    T_RUN(nvcc_flags);
     T_RUN(numbers);
     T_RUN(strings);
     T_RUN(random_stream);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "compile/batch.h"
+#include "confirm/confirm.h"
 #include "gates/gates.h"
 #include "gpu/device.h"
 #include "run/evaluator.h"
@@ -88,6 +89,8 @@ enum {
     OPT_COVERING,
     OPT_TIMEOUT,
     OPT_RUN,
+    OPT_ALLOW_KERNEL_CHANGE,
+    OPT_ALLOW_ARCH_CHANGE,
 };
 
 #define CLI_TIMING_OPTIONS                                                                                             \
@@ -107,11 +110,10 @@ enum {
         "help", no_argument, NULL, 'h'                                                                                 \
     }
 
-#define CLI_TARGET_OPTIONS                                                                                             \
-    {"space", required_argument, NULL, OPT_SPACE}, {"shape", required_argument, NULL, OPT_SHAPE},                      \
-        {"causal", no_argument, NULL, OPT_CAUSAL}, {"arch", required_argument, NULL, OPT_ARCH},                        \
-        {"device", required_argument, NULL, OPT_DEVICE}, {"filter", required_argument, NULL, OPT_FILTER},              \
-        {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                                                       \
+/* The gate thresholds: a subset of the target options, taken alone by the
+ * commands that re-gate a stored study's configurations (confirm). */
+#define CLI_LIMIT_OPTIONS                                                                                              \
+    {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                                                           \
         {"max-bank-ways", required_argument, NULL, OPT_MAX_BANK_WAYS},                                                 \
         {"min-coalescing", required_argument, NULL, OPT_MIN_COALESCING},                                               \
         {"mem-budget", required_argument, NULL, OPT_MEM_BUDGET},                                                       \
@@ -121,8 +123,16 @@ enum {
         "strict-occupancy", no_argument, NULL, OPT_STRICT_OCCUPANCY                                                    \
     }
 
-/* Help text of the target options, for the subcommands' --help. */
+#define CLI_TARGET_OPTIONS                                                                                             \
+    {"space", required_argument, NULL, OPT_SPACE}, {"shape", required_argument, NULL, OPT_SHAPE},                      \
+        {"causal", no_argument, NULL, OPT_CAUSAL}, {"arch", required_argument, NULL, OPT_ARCH},                        \
+        {"device", required_argument, NULL, OPT_DEVICE}, {"filter", required_argument, NULL, OPT_FILTER},              \
+        CLI_LIMIT_OPTIONS
+
+/* Help text of the target options (the gate thresholds' included), and of
+ * the gate thresholds alone, for the subcommands' --help. */
 extern const char cli_target_help[];
+extern const char cli_limits_help[];
 extern const char cli_common_help[];
 
 typedef struct cli_target {
@@ -141,7 +151,11 @@ typedef struct cli_target {
     const char *filter_text;
     fattn_filter filter;
     fattn_gate_limits lim;
+    unsigned given; /* the limits given on the command line: CLI_GIVEN(OPT_...), CLI_GIVEN_SKIP */
 } cli_target;
+
+#define CLI_GIVEN(opt) (1u << ((opt)-OPT_SMEM_LIMIT))
+#define CLI_GIVEN_SKIP (1u << 8) /* --unsafe-skip-gate */
 
 void cli_target_init(cli_target *t);
 void cli_target_release(cli_target *t);
@@ -226,6 +240,24 @@ int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char
  * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
 int cli_gates_pass(const fattn_config *cfg, const cli_target *t, const char *who);
 int cli_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
+
+/* For the commands that re-gate or re-compile a stored study's
+ * configuration (confirm, bench --trial, export --kernel; study.c): the
+ * study's shape and arch into *t, and the gate limits it was searched under
+ * (limits_json), each limit given on the command line (t->given) overriding
+ * the study's; then the arch and --smem-limit resolved. Each step is said in
+ * one line on stderr unless `quiet`: the study's limits (or, for a study
+ * that stored none, the defaults), each override. `device_arch` is the GPU's
+ * (NULL: none known, the study's is taken); when it differs from the
+ * study's, the command stops (FATTN_EFAIL, naming both) unless
+ * `allow_arch`, which re-gates and re-compiles for the device's, with a line
+ * saying so. */
+int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
+                     const char *cmd, int quiet);
+
+/* The kernel source against the study's: the same hash, or FATTN_EFAIL
+ * naming both unless `allow` (--allow-kernel-change), said in one line. */
+int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd, int quiet);
 
 /* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
 int cli_skip_gate_option(unsigned *mask, const char *arg);

@@ -28,7 +28,9 @@ static const char help_head[] =
     "the ratio of the medians is printed (non-causal shapes: the fused operation has no mask).\n"
     "Needs a GPU. CONFIG is a key (bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1) or NAME=VALUE,...\n"
     "\n"
-    "  --trial ID           a stored trial: its configuration, shape and arch (see query trials)\n"
+    "  --trial ID           a stored trial: its configuration, and its study's shape, arch, gate limits\n"
+    "                       and kernel source, as confirm takes them (see fattn-tune confirm --help)\n"
+    "  --allow-kernel-change, --allow-arch-change  with --trial: as confirm's\n"
     "  --baseline cudnn     also measure cuDNN's fused attention\n"
     "  --format FMT         table (default) or json\n"
     "  --unsafe-skip-gate G test only: run even if gate G rejects the configuration; repeatable\n";
@@ -36,7 +38,7 @@ static const char help_head[] =
 typedef struct bench_opts {
     long trial;
     const char *baseline;
-    int format;
+    int format, allow_kernel, allow_arch;
     cli_timing tm;
     unsigned skip;
 } bench_opts;
@@ -56,44 +58,10 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
     case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
+    case OPT_ALLOW_KERNEL_CHANGE: o->allow_kernel = 1; return FATTN_OK;
+    case OPT_ALLOW_ARCH_CHANGE: o->allow_arch = 1; return FATTN_OK;
     }
     return FATTN_EUSAGE;
-}
-
-/* Reads a stored trial: its configuration key, shape and arch. */
-static int load_trial(const cli_common *c, long trial, char *key, size_t key_size, cli_target *t, char *arch,
-                      size_t arch_size)
-{
-    fattn_store *s;
-    sqlite3_stmt *st;
-    int rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s);
-    if (rc)
-        return rc;
-    if (sqlite3_prepare_v2(
-            fattn_store_db(s),
-            "SELECT t.config_key, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, s.arch FROM trials t "
-            "JOIN studies s ON s.id = t.study_id WHERE t.id = ?1",
-            -1, &st, NULL)
-        != SQLITE_OK) {
-        rc = fattn_store_fail(s, "cannot read the trial");
-        fattn_store_close(&s);
-        return rc;
-    }
-    sqlite3_bind_int64(st, 1, trial);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = fattn_error(FATTN_EUSAGE, "--trial %ld: no such trial in %s", trial, fattn_store_path(s));
-    } else {
-        snprintf(key, key_size, "%s", (const char *)sqlite3_column_text(st, 0));
-        t->shape.batch = sqlite3_column_int(st, 1);
-        t->shape.heads = sqlite3_column_int(st, 2);
-        t->shape.seqlen = sqlite3_column_int(st, 3);
-        t->shape.head_dim = sqlite3_column_int(st, 4);
-        t->shape.causal = t->causal = sqlite3_column_int(st, 5);
-        snprintf(arch, arch_size, "%s", (const char *)sqlite3_column_text(st, 6));
-    }
-    sqlite3_finalize(st);
-    fattn_store_close(&s);
-    return rc;
 }
 
 static void add_row(fattn_rows *rows, const char *name, const fattn_eval_result *r)
@@ -130,6 +98,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
         {"baseline", required_argument, NULL, OPT_BASELINE},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
+        {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
+        {"allow-arch-change", no_argument, NULL, OPT_ALLOW_ARCH_CHANGE},
         {NULL, 0, NULL, 0},
     };
     bench_opts o = {.format = FATTN_FMT_TABLE};
@@ -139,7 +109,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     fattn_compile_item item;
     fattn_evaluator *ev = NULL;
     fattn_eval_result res = {0}, base = {0};
-    char *include = NULL, key[FATTN_KEY_MAX] = "", trial_arch[16] = "", help[8192];
+    char *include = NULL, key[FATTN_KEY_MAX] = "", help[8192];
+    fattn_confirm_study st;
     int rc, first, have_src = 0;
     fattn_config cfg;
 
@@ -150,6 +121,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first)))
         goto out;
     t.lim.skip = o.skip;
+    if (o.skip)
+        t.given |= CLI_GIVEN_SKIP;
     if (o.trial && first < argc) {
         rc = fattn_error(FATTN_EUSAGE, "bench: give a CONFIG or --trial, not both");
         goto out;
@@ -160,37 +133,50 @@ int cmd_bench(int argc, char **argv, cli_common *c)
                                                       "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1) or --trial ID");
         goto out;
     }
+    if (!o.trial && (o.allow_kernel || o.allow_arch)) {
+        rc = fattn_error(FATTN_EUSAGE, "bench: --allow-%s-change goes with --trial ID (a stored study's kernel)",
+                         o.allow_kernel ? "kernel" : "arch");
+        goto out;
+    }
     if (o.trial) {
         if (t.shape_text) {
             rc = fattn_error(FATTN_EUSAGE, "bench --trial takes the shape of the trial's study; leave --shape out");
             goto out;
         }
-        if ((rc = load_trial(c, o.trial, key, sizeof key, &t, trial_arch, sizeof trial_arch)))
+        fattn_store *s;
+        if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
             goto out;
-        if (!t.arch_name)
-            t.arch_name = trial_arch;
+        rc = fattn_confirm_trial_study(s, o.trial, "--trial", key, &st);
+        fattn_store_close(&s);
+        if (rc)
+            goto out;
     }
     if ((rc = fattn_config_parse(o.trial ? key : argv[first], o.trial ? "--trial" : "bench", &cfg)))
         goto out;
     fattn_config_key(&cfg, key);
-    if ((rc = cli_target_finish(&t, o.trial ? 0 : CLI_NEED_SHAPE, "bench")))
+    if (!o.trial && (rc = cli_target_finish(&t, CLI_NEED_SHAPE, "bench")))
         goto out;
-    if (o.baseline && t.shape.causal) {
+    if (o.baseline && (o.trial ? st.shape.causal : t.shape.causal)) {
         rc = fattn_error(FATTN_EUSAGE, "--baseline cudnn: cuDNN's fused attention takes no causal mask; expected a "
                                        "non-causal shape");
         goto out;
     }
-    if ((rc = cli_gpu_arch(&t, &gpu, "bench", NULL)) || (rc = cli_target_finish(&t, CLI_NEED_ARCH, "bench")))
+    if ((rc = cli_gpu_arch(&t, &gpu, "bench", NULL)))
+        goto out;
+    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        goto out;
+    have_src = 1;
+    /* A stored trial is re-gated and re-compiled as its study searched it. */
+    if (o.trial ? (rc = cli_study_kernel(&src, &st, o.allow_kernel, "bench --trial", c->quiet))
+                      || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "bench --trial", c->quiet))
+                : (rc = cli_target_finish(&t, CLI_NEED_ARCH, "bench")))
         goto out;
     cli_timing_plan(&o.tm, &t, &gpu);
 
     /* The gates, then NVRTC: bench runs only what search would run. */
     if ((rc = cli_gates_pass(&cfg, &t, key)))
         goto out;
-    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
-        goto out;
-    have_src = 1;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     fattn_compile_ctx cc = {

@@ -37,7 +37,13 @@ static const char help_head[] =
     "  slower        significantly slower\n"
     "  inconclusive  the CIs overlap\n"
     "Every sample and statistic goes to the confirmations tables (fattn-tune query confirmations).\n"
-    "Needs a GPU of the study's arch; the kernel files must be the ones the study measured.\n"
+    "\n"
+    "Each kernel passes the gates and is compiled again first, as the study searched it: on the study's\n"
+    "arch, under the gate limits the study stored (a search with --smem-limit max is confirmed under\n"
+    "that limit), said in one line; a gate threshold given here overrides the study's, with a line\n"
+    "saying so; a study that stored no limits gets the defaults, and a line says so. Needs a GPU of the\n"
+    "study's arch and the kernel source the study measured (the same sha256): otherwise confirm stops\n"
+    "with one line naming both, unless --allow-arch-change or --allow-kernel-change.\n"
     "\n"
     "  --study S            the study (default: the latest)\n"
     "  --n N                samples of each kernel (default 100)\n"
@@ -52,7 +58,10 @@ static const char help_head[] =
     "  --target X           speedup that counts as success (default 1.10)\n"
     "  --resamples B        bootstrap resamples (default 10000, at least 10000)\n"
     "  --seed S             seed of the inputs and of the bootstrap (default 1)\n"
-    "  --format FMT         table (default) or json\n";
+    "  --format FMT         table (default) or json\n"
+    "  --allow-kernel-change  re-gate and re-compile under the kernel source now in --kernel-dir, though\n"
+    "                       it is not the one the study measured (said in one line)\n"
+    "  --allow-arch-change  re-gate and re-compile for this GPU's arch, though the study searched another\n";
 
 /* The measurement options' help without the lines confirm replaces (--n
  * for --samples, its own --seed). */
@@ -76,7 +85,7 @@ static void timing_help(char *out, size_t n)
 typedef struct confirm_opts {
     long study, n, top, resamples;
     const char *baseline;
-    int against, format;
+    int against, format, allow_kernel, allow_arch;
     double threshold, target;
     cli_timing tm;
 } confirm_opts;
@@ -113,6 +122,8 @@ static int handle(void *ctx, int opt, const char *arg)
             return fattn_error(FATTN_EUSAGE, "--target '%s': expected a speedup of at least 1, such as 1.10", arg);
         return FATTN_OK;
     case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
+    case OPT_ALLOW_KERNEL_CHANGE: o->allow_kernel = 1; return FATTN_OK;
+    case OPT_ALLOW_ARCH_CHANGE: o->allow_arch = 1; return FATTN_OK;
     }
     return FATTN_EUSAGE;
 }
@@ -287,7 +298,10 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS,
         CLI_TIMING_OPTIONS,
+        CLI_LIMIT_OPTIONS,
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
+        {"allow-arch-change", no_argument, NULL, OPT_ALLOW_ARCH_CHANGE},
         {"study", required_argument, NULL, OPT_STUDY},
         {"n", required_argument, NULL, OPT_N},
         {"top", required_argument, NULL, OPT_TOP},
@@ -322,7 +336,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     memset(oc, 0, sizeof oc);
     char measure[2048];
     timing_help(measure, sizeof measure);
-    snprintf(help, sizeof help, "%s%s%s", help_head, measure, cli_common_help);
+    snprintf(help, sizeof help, "%s%s%s%s", help_head, measure, cli_limits_help, cli_common_help);
     cli_target_init(&t);
     cli_timing_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
@@ -350,31 +364,18 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     if (o.baseline)
         snprintf(b.given, sizeof b.given, "%s", o.baseline);
 
-    t.shape = st.shape;
-    t.causal = st.shape.causal;
-    if (t.arch_name && strcmp(t.arch_name, st.arch) != 0) {
-        rc = fattn_error(FATTN_EFAIL, "study %lld was measured on %s; this GPU is %s", st.id, st.arch, t.arch_name);
-        goto out;
-    }
-    t.arch_name = st.arch;
-    if ((rc = cli_target_finish(&t, CLI_NEED_ARCH, "confirm")))
-        goto out;
-    o.tm.samples = o.n;
-    o.tm.timing_salt = 0x636f6e6669726dull; /* fresh inputs: not the ones the search timed on */
-    cli_timing_plan(&o.tm, &t, &gpu);
-
-    /* The kernel the study measured, compiled again. */
+    /* The kernel the study measured, on the study's shape and arch under the
+     * gate limits it was searched with (those given here override). */
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
         goto out;
     have_src = 1;
-    if (strcmp(src.hash, st.kernel_hash) != 0) {
-        rc = fattn_error(FATTN_EFAIL,
-                         "%s/%s changed since study %lld measured it (sha256 %.12s..., the study's %.12s...): "
-                         "confirm measures the kernel the study searched; restore it or search again",
-                         dir, FATTN_KERNEL_FILE, st.id, src.hash, st.kernel_hash);
+    if ((rc = cli_study_kernel(&src, &st, o.allow_kernel, "confirm", c->quiet))
+        || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "confirm", c->quiet)))
         goto out;
-    }
+    o.tm.samples = o.n;
+    o.tm.timing_salt = 0x636f6e6669726dull; /* fresh inputs: not the ones the search timed on */
+    cli_timing_plan(&o.tm, &t, &gpu);
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     fattn_compile_ctx cc = {
@@ -458,7 +459,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
             .study_id = st.id,
             .trial_id = cands[i].trial,
             .config_key = cands[i].key,
-            .arch = st.arch,
+            .arch = t.arch->name,
             .device = ev->device,
             .baseline = b.given,
             .base_kind = b.is_cudnn ? "cudnn" : "config",
@@ -492,7 +493,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     } else {
         char shape[96];
         fattn_shape_format(&st.shape, shape, sizeof shape);
-        printf("confirm: study %lld, %s on %s, %s\n", st.id, shape, st.arch, ev->device);
+        printf("confirm: study %lld, %s on %s, %s\n", st.id, shape, t.arch->name, ev->device);
         printf("timing: %s; interleaved: one sample of each kernel per round\n", ev->method);
         if (b.is_cudnn)
             printf("baseline: cudnn, %s (%s)", base_desc, b.why);

@@ -5,6 +5,7 @@
  * with a dispatch table. Output on stdout or into files written atomically.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -24,7 +25,9 @@ static const char help[] =
     "trial. The C header defines FATTN_BLOCK_M ... FATTN_HALF2, FATTN_HEAD_DIM, FATTN_CAUSAL,\n"
     "FATTN_THREADS and FATTN_SMEM_BYTES, with its provenance (tool version, study, shape, arch, device,\n"
     "search metric, and the confirmed median, CI, baseline and speedup when confirmed).\n"
-    "Build the tuned kernel with: nvcc -include fattn_tuned.h kernels/fattn_fwd.cu\n"
+    "Build the tuned kernel as the header's recipe says, with the nvcc flags of the measured NVRTC build\n"
+    "(FATTN_TUNED_NVCC_FLAGS: -gencode for the arch, -std=c++17, --use_fast_math):\n"
+    "  nvcc FLAGS -c -include fattn_tuned.h kernels/fattn_fwd.cu\n"
     "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
     "\n"
     "  --study N            study id (see fattn-tune query studies); repeat it to export several\n"
@@ -34,7 +37,12 @@ static const char help[] =
     "                       format of Kernel Tuner and KTT)\n"
     "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
     "  --kernel FILE        also write the kernel source specialized for the configuration (the header,\n"
-    "                       then kernels/fattn_fwd.cu with its headers inlined): nvcc -c FILE builds it\n"
+    "                       then kernels/fattn_fwd.cu with its headers inlined): nvcc FLAGS -c FILE builds it.\n"
+    "                       The source must be the one the study measured (the same sha256)\n"
+    "  --allow-kernel-change  with --kernel: write the source now in --kernel-dir though it is not the\n"
+    "                       one the study measured, after re-gating and re-compiling the configuration\n"
+    "                       under it on the study's arch and gate limits (said in one line; the file\n"
+    "                       names both hashes)\n"
     "  --db PATH            results database (default results/fattn.db)\n"
     "  --kernel-dir DIR     where the kernel source is (for --kernel)\n"
     "  -h, --help           this help\n";
@@ -46,6 +54,7 @@ typedef struct export_opts {
     int nstudies;
     int format;
     const char *output, *kernel;
+    int allow_kernel;
 } export_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -72,6 +81,7 @@ static int handle(void *ctx, int opt, const char *arg)
     case 'o':
     case OPT_OUTPUT: o->output = arg; return FATTN_OK;
     case OPT_KERNEL: o->kernel = arg; return FATTN_OK;
+    case OPT_ALLOW_KERNEL_CHANGE: o->allow_kernel = 1; return FATTN_OK;
     }
     return FATTN_EUSAGE;
 }
@@ -88,6 +98,39 @@ static int write_one(fattn_store *s, const export_opts *o, FILE *f)
                            : fattn_export_best(s, study, FATTN_EXPORT_HEADER, f);
 }
 
+/* --kernel: the source must be the one the study measured; with
+ * --allow-kernel-change another passes when the study's best configuration
+ * passes the gates and compiles under it, as the study searched it. */
+static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel_src *src, const cli_common *c)
+{
+    fattn_confirm_study st;
+    long long study = o->nstudies ? o->studies[0] : fattn_latest_study(s);
+    int rc;
+    if (!study)
+        return FATTN_EFAIL;
+    if ((rc = fattn_confirm_study_load(s, study, &st))
+        || (rc = cli_study_kernel(src, &st, o->allow_kernel, "export --kernel", c->quiet)))
+        return rc;
+    if (!strcmp(src->hash, st.kernel_hash))
+        return FATTN_OK;
+    cli_target t;
+    fattn_compile_item item;
+    char key[FATTN_KEY_MAX], *include = NULL;
+    memset(&item, 0, sizeof item);
+    cli_target_init(&t);
+    if (!(rc = fattn_export_best_key(s, study, key)) && !(rc = fattn_config_parse(key, "the study's best", &item.cfg))
+        && !(rc = cli_study_target(&t, &st, NULL, 0, "export --kernel", c->quiet))
+        && !(rc = cli_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
+        fattn_compile_ctx cc = {
+            .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
+        rc = cli_compile_pass(&cc, key, &item);
+    }
+    fattn_compile_item_release(&item);
+    free(include);
+    cli_target_release(&t);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
@@ -96,6 +139,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
         {NULL, 0, NULL, 0},
     };
     export_opts o = {.format = FMT_HEADER};
@@ -118,6 +162,8 @@ int cmd_export(int argc, char **argv, cli_common *c)
                                                    : "t4");
     if (o.kernel && o.nstudies > 1)
         return fattn_error(FATTN_EUSAGE, "--kernel writes one configuration's kernel; give one --study");
+    if (o.allow_kernel && !o.kernel)
+        return fattn_error(FATTN_EUSAGE, "--allow-kernel-change goes with --kernel FILE");
     if (o.kernel && o.output && !strcmp(o.kernel, o.output))
         return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
     if (o.kernel) {
@@ -130,9 +176,9 @@ int cmd_export(int argc, char **argv, cli_common *c)
         goto out;
     /* The kernel first: when it cannot be written, neither is the header. */
     if (o.kernel) {
-        if ((rc = fattn_outfile_open(&kout, o.kernel)))
+        if ((rc = check_kernel(s, &o, &src, c)) || (rc = fattn_outfile_open(&kout, o.kernel)))
             goto out;
-        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
+        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, o.allow_kernel, kout.f);
         if ((rc = fattn_outfile_finish(&kout, rc)))
             goto out;
     }

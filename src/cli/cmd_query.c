@@ -398,7 +398,8 @@ int cmd_query(int argc, char **argv, cli_common *c)
               "s.device, t.registers, t.spill_stores, t.spill_loads, t.stack_frame, t.smem_static, t.smem_dynamic, "
               "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "
               "t.cache_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.max_abs_err, t.norm_err, t.n_bad, "
-              "t.numerics_seed, fattn_fix(t.reason) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
+              "t.numerics_seed, t.run_ms, t.validation_ms, t.benchmark_ms, t.strategy_ms, fattn_fix(t.reason) AS fix, "
+              "c.options AS nvrtc_options, c.log AS compile_log "
               "FROM trials t JOIN studies s ON s.id = t.study_id LEFT JOIN compile_cache c ON c.key = t.cache_key "
               "WHERE t.id = ?5";
         record = 1;

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "compile/kernel_src.h"
 #include "compile/nvrtc.h"
+#include "run/engine.h"
 #include "run/worker.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -71,9 +72,18 @@ int cli_gpu_arch(cli_target *t, cli_gpu *g, const char *cmd, const char *without
 {
     char why[320];
     memset(g, 0, sizeof *g);
-    /* The fake engine of the tests answers without a GPU. */
-    if (getenv("FATTN_WORKER_HOOK"))
+    /* The fake engine of the tests answers without a GPU, as one of the
+     * arch its hook names, if any. */
+    if (getenv("FATTN_WORKER_HOOK")) {
+        char arch[16];
+        const fattn_arch *a = fattn_fake_hook("arch", arch, sizeof arch) ? fattn_arch_find(arch) : NULL;
+        if (a && t->arch_name && strcmp(t->arch_name, a->name) != 0)
+            return fattn_error(FATTN_EUSAGE, "--arch %s: the fake GPU is %s; leave --arch out to take the GPU's",
+                               t->arch_name, a->name);
+        if (a)
+            t->arch_name = a->name;
         return FATTN_OK;
+    }
     if (fattn_gpu_probe(t->device, &g->info, why, sizeof why))
         return fattn_error(FATTN_EFAIL, "%s needs a GPU: %s%s", cmd, why, without ? without : "");
     g->present = 1;

@@ -18,21 +18,25 @@ const char cli_common_help[] =
     "  -q, --quiet          no progress line, no notes\n"
     "  -h, --help           this help\n";
 
+#define LIMITS_HELP                                                                                                    \
+    "Gate thresholds:\n"                                                                                               \
+    "  --smem-limit BYTES   shared memory per block: bytes, 100K, or 'max' for the arch's opt-in (default 48K)\n"      \
+    "  --max-bank-ways N    worst shared-memory bank conflict tolerated, in ways (default 1: none)\n"                  \
+    "  --min-coalescing F   least fraction of touched 32-byte sectors a warp load must use (default 0.8)\n"            \
+    "  --mem-budget BYTES   device memory for the shape's buffers (default 20000M)\n"                                  \
+    "  --max-spill-bytes N  register spill bytes tolerated (default 0)\n"                                              \
+    "  --min-occupancy F    least resident warps / max warps per SM (default 0.5)\n"                                   \
+    "  --strict-occupancy   apply --min-occupancy to cp.async configurations too (the seeds waive it)\n"
+
+const char cli_limits_help[] = LIMITS_HELP;
+
 const char cli_target_help[] =
     "  --space FILE         configuration space (default search/space.json, 3,888 configurations)\n"
     "  --shape B,H,S,D      attention shape: batch, heads, sequence length, head dimension (64 or 128)\n"
     "  --causal             causal mask\n"
     "  --arch ARCH          sm_80, sm_86, sm_89 or sm_90 (default: the GPU's)\n"
     "  --device N           GPU to take the arch from (default 0)\n"
-    "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1\n"
-    "Gate thresholds:\n"
-    "  --smem-limit BYTES   shared memory per block: bytes, 100K, or 'max' for the arch's opt-in (default 48K)\n"
-    "  --max-bank-ways N    worst shared-memory bank conflict tolerated, in ways (default 1: none)\n"
-    "  --min-coalescing F   least fraction of touched 32-byte sectors a warp load must use (default 0.8)\n"
-    "  --mem-budget BYTES   device memory for the shape's buffers (default 20000M)\n"
-    "  --max-spill-bytes N  register spill bytes tolerated (default 0)\n"
-    "  --min-occupancy F    least resident warps / max warps per SM (default 0.5)\n"
-    "  --strict-occupancy   apply --min-occupancy to cp.async configurations too (the seeds waive it)\n";
+    "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1\n" LIMITS_HELP;
 
 void cli_target_init(cli_target *t)
 {
@@ -65,6 +69,8 @@ int cli_target_option(cli_target *t, int opt, const char *arg)
 {
     long v;
     uint64_t bytes;
+    if (opt >= OPT_SMEM_LIMIT && opt <= OPT_STRICT_OCCUPANCY)
+        t->given |= CLI_GIVEN(opt);
     switch (opt) {
     case OPT_SPACE: t->space_path = arg; return 1;
     case OPT_SHAPE: t->shape_text = arg; return 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile/pool.h"
 #include "util/err.h"
@@ -14,6 +15,21 @@ typedef struct job {
     const fattn_compile_ctx *ctx;
     fattn_compile_item *item;
 } job;
+
+/* Test only: $FATTN_TEST_COMPILE_JITTER=SEED,MS delays each compile by a
+ * pseudo-random 0..MS milliseconds drawn from SEED and the cache key, so
+ * that the order compiles finish in changes with SEED (tests/cli/seed.sh). */
+static void jitter(const fattn_compile_item *it)
+{
+    const char *env = getenv("FATTN_TEST_COMPILE_JITTER");
+    unsigned long long seed, ms;
+    if (!env || sscanf(env, "%llu,%llu", &seed, &ms) != 2 || !ms || ms > 10000)
+        return;
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (const char *p = it->cache_key; *p; ++p)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    usleep((useconds_t)(h % (ms + 1)) * 1000u);
+}
 
 /* Runs on a worker: NVRTC and the resource reader, nothing shared. */
 static void compile_job(void *arg)
@@ -24,6 +40,7 @@ static void compile_job(void *arg)
     fattn_options o;
     fattn_nvrtc_result r;
     fattn_error_set_quiet_thread(1);
+    jitter(it);
     fattn_options_build(&o, &it->cfg, ctx->shape->head_dim, ctx->shape->causal, ctx->arch, ctx->cuda_include);
     if (fattn_nvrtc_compile(ctx->src, &o, 0, &r)) {
         it->env_error = 1;

@@ -64,6 +64,33 @@ void fattn_options_release(fattn_options *o)
     memset(o, 0, sizeof *o);
 }
 
+void fattn_nvcc_flags(const char *options_key, int defines, char *out, size_t n)
+{
+    static const char arch_opt[] = "--gpu-architecture=sm_";
+    fattn_strbuf sb;
+    int have_arch = 0;
+    fattn_sb_init(&sb);
+    for (const char *p = options_key; p && *p;) {
+        while (*p == ' ')
+            ++p;
+        size_t len = strcspn(p, " ");
+        if (!len)
+            break;
+        if (len > sizeof arch_opt - 1 && !strncmp(p, arch_opt, sizeof arch_opt - 1)) {
+            int v = (int)(len - (sizeof arch_opt - 1));
+            const char *sm = p + sizeof arch_opt - 1;
+            fattn_sb_addf(&sb, "%s-gencode=arch=compute_%.*s,code=sm_%.*s", sb.len ? " " : "", v, sm, v, sm);
+            have_arch = 1;
+        } else if ((!strncmp(p, "-D", 2) && defines) || !strncmp(p, "-std=", 5)
+                   || (len == 15 && !strncmp(p, "--use_fast_math", 15))) {
+            fattn_sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
+        }
+        p += len;
+    }
+    snprintf(out, n, "%s", have_arch ? sb.s : "");
+    fattn_sb_release(&sb);
+}
+
 static int nvrtc_fail(const char *what, nvrtcResult r)
 {
     return fattn_error(FATTN_EFAIL, "NVRTC %s failed: %s", what, nvrtcGetErrorString(r));

@@ -32,6 +32,15 @@ void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim
                          const char *cuda_include);
 void fattn_options_release(fattn_options *o);
 
+/* The nvcc flags that build what NVRTC built with `options_key` (an
+ * options key as above, space-separated): --gpu-architecture=sm_XX becomes
+ * -gencode=arch=compute_XX,code=sm_XX (for sm_90a, `nvcc -arch=sm_90a -c`
+ * adds a compute_90 pass that fails), -std and --use_fast_math are kept,
+ * the ptxas report is left out (it changes no code), and the -D options
+ * are kept only when `defines` (an exported header carries them as
+ * FATTN_<NAME> instead). Writes "" when the key names no architecture. */
+void fattn_nvcc_flags(const char *options_key, int defines, char *out, size_t n);
+
 typedef struct fattn_nvrtc_result {
     int ok;    /* compiled */
     char *log; /* NVRTC's log, ptxas report included ("" if none) */

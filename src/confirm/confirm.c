@@ -17,10 +17,11 @@ int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *
         return FATTN_EFAIL;
     if (fattn_study_exists(s, id))
         return FATTN_EUSAGE;
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device FROM studies "
-                           "WHERE id = ?1",
-                           -1, &st, NULL)
+    if (sqlite3_prepare_v2(
+            fattn_store_db(s),
+            "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device, limits_json FROM studies "
+            "WHERE id = ?1",
+            -1, &st, NULL)
         != SQLITE_OK)
         return fattn_store_fail(s, "cannot read studies");
     sqlite3_bind_int64(st, 1, id);
@@ -38,8 +39,32 @@ int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *
     snprintf(out->kernel_hash, sizeof out->kernel_hash, "%s", (const char *)sqlite3_column_text(st, 6));
     const unsigned char *dev = sqlite3_column_text(st, 7);
     snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
+    const unsigned char *lim = sqlite3_column_text(st, 8);
+    snprintf(out->limits_json, sizeof out->limits_json, "%s", lim ? (const char *)lim : "");
     sqlite3_finalize(st);
     return FATTN_OK;
+}
+
+int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, char *key, fattn_confirm_study *out)
+{
+    sqlite3_stmt *st;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT config_key, study_id FROM trials WHERE id = ?1", -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, trial);
+    int r = sqlite3_step(st);
+    long long study = 0;
+    if (r == SQLITE_ROW) {
+        snprintf(key, FATTN_KEY_MAX, "%s", (const char *)sqlite3_column_text(st, 0));
+        study = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (r == SQLITE_DONE)
+        return fattn_error(FATTN_EUSAGE, "%s %lld: no such trial in %s", option, trial, fattn_store_path(s));
+    if (r != SQLITE_ROW)
+        return fattn_store_fail(s, "cannot read trials");
+    return fattn_confirm_study_load(s, study, out);
 }
 
 static int read_cand(sqlite3_stmt *st, fattn_confirm_cand *c)

@@ -24,11 +24,16 @@ typedef struct fattn_confirm_study {
     fattn_shape shape;
     char arch[16];
     char kernel_hash[65];
-    char device[256]; /* the study's GPU, "" when none */
+    char device[256];       /* the study's GPU, "" when none */
+    char limits_json[1024]; /* the gate limits it was searched under (gates.h), "" when none */
 } fattn_confirm_study;
 
 /* Study `id` (0: the latest). Reports a missing study. */
 int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out);
+
+/* Stored trial `trial`: its configuration key into key[FATTN_KEY_MAX] and
+ * its study into *out. A missing trial is a usage error naming `option`. */
+int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, char *key, fattn_confirm_study *out);
 
 typedef struct fattn_confirm_cand {
     long long trial;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/kernel_src.h"
+#include "compile/nvrtc.h"
 #include "config.h"
 #include "export/table.h"
 #include "gates/layout.h"
@@ -48,6 +49,9 @@ int fattn_study_exists(fattn_store *s, long long id)
 typedef struct best {
     long long study, trial;
     char *created, *command, *strategy, *arch, *device, *kernel_hash, *space_hash, *timing, *key, *cache_key;
+    char *options;       /* the NVRTC options of the measured build (its compile-cache entry's) */
+    char nvcc[512];      /* the nvcc flags that build the same: fattn_nvcc_flags(), without -D */
+    char nvcc_full[768]; /* the same with the -D options */
     long long seed;
     int has_seed;
     fattn_shape shape;
@@ -70,7 +74,7 @@ static char *text(sqlite3_stmt *st, int c)
 static void best_release(best *b)
 {
     free(b->created), free(b->command), free(b->strategy), free(b->arch), free(b->device);
-    free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key);
+    free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key), free(b->options);
     free(b->conf_created), free(b->conf_baseline), free(b->conf_base_desc), free(b->conf_verdict);
 }
 
@@ -135,8 +139,8 @@ static int load_best(fattn_store *s, long long study, best *b)
     static const char sql[] =
         "SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
         "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
-        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key "
-        "FROM studies s JOIN trials t ON t.study_id = s.id "
+        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options "
+        "FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = t.cache_key "
         "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
         "ORDER BY t.median_us, t.id LIMIT 1";
     sqlite3_stmt *st;
@@ -194,7 +198,19 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->has_smem = sqlite3_column_type(st, m + 5) != SQLITE_NULL;
     b->smem = sqlite3_column_int(st, m + 5);
     b->cache_key = text(st, m + 6);
+    b->options = text(st, m + 7);
     sqlite3_finalize(st);
+    const fattn_arch *a = fattn_arch_find(b->arch);
+    if (!b->options && a) {
+        /* Not in the cache (a fixture, a pruned cache): the options fattn-tune
+         * builds for this configuration, as it built the measured one. */
+        fattn_options o;
+        fattn_options_build(&o, &b->cfg, b->shape.head_dim, b->shape.causal, a, "");
+        b->options = fattn_xstrdup(o.key);
+        fattn_options_release(&o);
+    }
+    fattn_nvcc_flags(b->options, 0, b->nvcc, sizeof b->nvcc);
+    fattn_nvcc_flags(b->options, 1, b->nvcc_full, sizeof b->nvcc_full);
     if (!b->has_smem) {
         fattn_layout l;
         fattn_layout_init(&l, &b->cfg, b->shape.head_dim);
@@ -254,10 +270,15 @@ static void write_header(const best *b, FILE *out)
     fattn_c_comment(out, b->kernel_hash);
     fputs("\n * space:   sha256 ", out);
     fattn_c_comment(out, b->space_hash);
-    fputs("\n *\n * Build the kernel with:  nvcc -arch=", out);
-    fattn_c_comment(out, b->arch);
-    fputs(" -include THIS_HEADER kernels/fattn_fwd.cu\n"
-          " * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"
+    fputs("\n *\n * Build the kernel as fattn-tune measured it (NVRTC options ", out);
+    fattn_c_comment(out, b->options ? b->options : "(not recorded)");
+    fputs(",\n * the -D options given as the FATTN_ definitions below):\n *   nvcc ", out);
+    fattn_c_comment(out, b->nvcc[0] ? b->nvcc : "-arch=ARCH -std=c++17 --use_fast_math");
+    fputs(" -c -include THIS_HEADER kernels/fattn_fwd.cu\n"
+          " * (nvcc's front end is not NVRTC's: the registers can differ by a few; the measured binary itself\n"
+          " * is fattn-tune export --format cubin.)\n",
+          out);
+    fputs(" * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"
           " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit when it exceeds\n"
           " * 48 KiB). FATTN_SPLIT_KV > 1 builds clusters of that many blocks (compiled in: a plain launch).\n"
           " */\n",
@@ -275,6 +296,10 @@ static void write_header(const best *b, FILE *out)
     fattn_c_string(out, b->arch);
     fputs("\n#define FATTN_TUNED_CONFIG ", out);
     fattn_c_string(out, b->key);
+    fputs("\n#define FATTN_TUNED_NVRTC_OPTIONS ", out);
+    fattn_c_string(out, b->options ? b->options : "");
+    fputs("\n#define FATTN_TUNED_NVCC_FLAGS ", out);
+    fattn_c_string(out, b->nvcc);
     fprintf(out, "\n#define FATTN_TUNED_SHAPE_B %d\n#define FATTN_TUNED_SHAPE_H %d\n#define FATTN_TUNED_SHAPE_S %d\n",
             b->shape.batch, b->shape.heads, b->shape.seqlen);
     fprintf(out, "#define FATTN_TUNED_MEDIAN_US %.6g\n", b->median);
@@ -351,6 +376,13 @@ static void write_json(const best *b, FILE *out)
     fattn_json_string(out, b->kernel_hash);
     fputs(",\n  \"space_hash\": ", out);
     fattn_json_string(out, b->space_hash);
+    fputs(",\n  \"nvrtc_options\": ", out);
+    if (b->options)
+        fattn_json_string(out, b->options);
+    else
+        fputs("null", out);
+    fputs(",\n  \"nvcc_flags\": ", out);
+    fattn_json_string(out, b->nvcc_full);
     fputs(",\n  \"cache_key\": ", out);
     if (b->cache_key)
         fattn_json_string(out, b->cache_key);
@@ -436,7 +468,17 @@ static int inline_source(const fattn_kernel_src *src, const char *text, int dept
     return FATTN_OK;
 }
 
-int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out)
+int fattn_export_best_key(fattn_store *s, long long study, char *key)
+{
+    best b;
+    int rc = load_best(s, study, &b);
+    if (!rc)
+        snprintf(key, FATTN_KEY_MAX, "%s", b.key);
+    best_release(&b);
+    return rc;
+}
+
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_changed, FILE *out)
 {
     best b;
     unsigned done = 0;
@@ -447,7 +489,8 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
     int rc = load_best(s, study, &b);
     if (rc)
         return rc;
-    if (strcmp(src->hash, b.kernel_hash) != 0) {
+    int changed = strcmp(src->hash, b.kernel_hash) != 0;
+    if (changed && !allow_changed) {
         rc = fattn_error(FATTN_EFAIL,
                          "%s/%s is not the kernel study %lld measured (sha256 %.12s..., the study's %.12s...); "
                          "restore it, or give its folder with --kernel-dir",
@@ -459,6 +502,11 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
     /* The kernel defines these two itself, from the same parameters. */
     fprintf(out, "\n#undef FATTN_THREADS\n#undef FATTN_SMEM_BYTES\n");
     fprintf(out, "\n/* ---- %s, sha256 %s, specialized by the definitions above ---- */\n", src->name, src->hash);
+    if (changed) {
+        fputs("/* NOT the kernel the study measured (sha256 ", out);
+        fattn_c_comment(out, b.kernel_hash);
+        fputs("): exported with --allow-kernel-change; the times above are the other kernel's. */\n", out);
+    }
     rc = inline_source(src, src->text, 0, &done, out);
     best_release(&b);
     return rc;
@@ -512,8 +560,9 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         fputs("\n", out);
     }
     fputs(
-        " *\n * Each configuration is a separate build of kernels/fattn_fwd.cu: compile entry i with\n"
-        " *   nvcc -arch=ARCH <entry.nvcc_flags> kernels/fattn_fwd.cu\n"
+        " *\n * Each configuration is a separate build of kernels/fattn_fwd.cu, as fattn-tune measured it\n"
+        " * (entry.nvcc_flags: the arch, the NVRTC options and the -D options of its measured build):\n"
+        " *   nvcc <entry.nvcc_flags> -c kernels/fattn_fwd.cu\n"
         " * and launch it with grid (ceil(S / block_m) * split_kv, H, B), entry.threads threads and entry.smem_bytes\n"
         " * bytes of dynamic shared memory. fattn_tuned_lookup() finds the entry of a shape: the exact\n"
         " * shape, else the same head_dim, causality and arch with the nearest sequence length.\n */\n",
@@ -539,12 +588,9 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                 v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], v[FATTN_P_SPLIT_KV], v[FATTN_P_Q_REGS],
                 32 * v[FATTN_P_NUM_WARPS], e->smem, e->median, e->conf_id ? e->conf_median : 0.0);
         fattn_c_string(out, e->key);
-        fputs(",\n     \"", out);
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
-            if (fattn_param_exported(&e->cfg, p))
-                fprintf(out, "-DFATTN_%s=%d ", fattn_params[p].name, v[p]);
-        fprintf(out, "-DFATTN_HEAD_DIM=%d -DFATTN_CAUSAL=%d\", %lld, %lld},\n", e->shape.head_dim, e->shape.causal,
-                e->study, e->trial);
+        fputs(",\n     ", out);
+        fattn_c_string(out, e->nvcc_full);
+        fprintf(out, ", %lld, %lld},\n", e->study, e->trial);
     }
     fputs("};\n\n", out);
     fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"

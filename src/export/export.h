@@ -6,9 +6,11 @@
  * the lowest median per-launch time. The header defines FATTN_<PARAM> for the nine
  * tunables, the shape's FATTN_HEAD_DIM and FATTN_CAUSAL, the block size and
  * shared-memory bytes, and carries its provenance in a comment and in
- * macros: tool version, study, shape, arch, device, metric. kernels/fattn_fwd.cu
- * reads the FATTN_ names, so `nvcc -include header kernels/fattn_fwd.cu`
- * builds the tuned kernel.
+ * macros: tool version, study, shape, arch, device, metric, and the NVRTC
+ * options of the measured build with the nvcc flags that build the same
+ * (FATTN_TUNED_NVCC_FLAGS). kernels/fattn_fwd.cu reads the FATTN_ names, so
+ * `nvcc FLAGS -c -include header kernels/fattn_fwd.cu` builds the tuned
+ * kernel.
  */
 #ifndef FATTN_EXPORT_EXPORT_H
 #define FATTN_EXPORT_EXPORT_H
@@ -28,9 +30,14 @@ enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_
 int fattn_export_best(fattn_store *s, long long study, int format, FILE *out);
 
 /* The best configuration's header followed by the kernel source, its local
- * headers inlined: one .cu file that `nvcc -arch=ARCH -c FILE` builds. The
- * source must be the kernel the study measured (same hash). */
-int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out);
+ * headers inlined: one .cu file that `nvcc FLAGS -c FILE` builds. The
+ * source must be the kernel the study measured (same hash), unless
+ * `allow_changed` (--allow-kernel-change: the header then names both). */
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_changed, FILE *out);
+
+/* The key of study `study`'s best configuration (as above) into
+ * key[FATTN_KEY_MAX]. */
+int fattn_export_best_key(fattn_store *s, long long study, char *key);
 
 /* One header for several studies (shapes): a table of the best configuration
  * of each, with the nvcc flags of each build, and fattn_tuned_lookup(). */

@@ -1,8 +1,11 @@
 /*
  * t4.c - a study as T4 results, the open autotuning results format that
  * Kernel Tuner and KTT read (schema_version 1.0.0): one result per trial,
- * with its configuration, its times (milliseconds, as Kernel Tuner writes
- * them), its invalidity and its measurements.
+ * with its configuration, its times (milliseconds, under the names Kernel
+ * Tuner's writer gives them: compilation, benchmark, framework,
+ * search_algorithm, validation, runtimes), its invalidity and its
+ * measurements. tests/scripts/t4-peer.sh holds the key set to Kernel
+ * Tuner's own output.
  *
  * Invalidity: "correct" (verified and timed), "correctness" (numerics),
  * "compile" (NVRTC failed), "runtime" (fault, or the worker broke the
@@ -41,10 +44,10 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
 {
     static const char sql[] =
         "SELECT t.id, t.created_at, t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, "
-        "t.swizzle, t.half2, t.split_kv, t.q_regs, t.status, t.reason, t.compile_ms, NULL, t.median_us, t.tflops, "
-        "t.gbps, "
-        "t.max_abs_err, t.config_key, (SELECT group_concat(us) FROM (SELECT us FROM samples WHERE trial_id = t.id "
-        "ORDER BY idx)) FROM trials t WHERE t.study_id = ?1 AND t.status <> 'compiled' ORDER BY t.seq";
+        "t.swizzle, t.half2, t.split_kv, t.q_regs, t.status, t.reason, t.compile_ms, t.run_ms, t.median_us, "
+        "t.tflops, t.gbps, t.max_abs_err, t.config_key, (SELECT group_concat(us) FROM (SELECT us FROM samples "
+        "WHERE trial_id = t.id ORDER BY idx)), t.validation_ms, t.benchmark_ms, t.strategy_ms FROM trials t "
+        "WHERE t.study_id = ?1 AND t.status <> 'compiled' ORDER BY t.seq";
     sqlite3_stmt *st;
     if (!study && !(study = fattn_latest_study(s)))
         return FATTN_EFAIL;
@@ -53,7 +56,9 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read trials");
     sqlite3_bind_int64(st, 1, study);
-    fputs("{\n  \"schema_version\": \"1.0.0\",\n  \"results\": [", out);
+    /* The metadata Kernel Tuner (1.5.0) writes: the unit of every time. */
+    fputs("{\n  \"schema_version\": \"1.0.0\",\n  \"metadata\": {\"timeunit\": \"milliseconds\"},\n  \"results\": [",
+          out);
     int r, first = 1;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *status = (const char *)sqlite3_column_text(st, 13);
@@ -65,23 +70,27 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
         fputs(", \"configuration\": {", out);
         for (int p = 0; p < FATTN_NTUNABLES; ++p)
             fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_params[p].name, sqlite3_column_int(st, 2 + p));
-        fputs("}, \"objectives\": [\"time\"], \"times\": {", out);
-        int sep = 0;
-        if (sqlite3_column_type(st, 15) != SQLITE_NULL)
-            fprintf(out, "\"compilation_time\": %.6g", sqlite3_column_double(st, 15)), sep = 1;
+        /* The times as Kernel Tuner's writer names them (file_utils.py,
+         * store_output_file), in milliseconds, 0 where a trial spent none
+         * or its study did not record it: NVRTC, the worker's timing and
+         * numerics check, the rest of the worker's evaluation, the
+         * strategy's time since the trial before, the per-launch samples. */
+        double compile = sqlite3_column_double(st, 15), run = sqlite3_column_double(st, 16);
+        double validation = sqlite3_column_double(st, 23), benchmark = sqlite3_column_double(st, 24);
+        double framework = run - validation - benchmark;
+        fprintf(out,
+                "}, \"objectives\": [\"time\"], \"times\": {\"compilation\": %.6g, \"benchmark\": %.6g, "
+                "\"framework\": %.6g, \"search_algorithm\": %.6g, \"validation\": %.6g, \"runtimes\": [",
+                compile, benchmark, framework > 0 ? framework : 0.0, sqlite3_column_double(st, 25), validation);
         const unsigned char *samples = sqlite3_column_text(st, 22);
-        if (samples) {
-            /* Per-launch samples, microseconds stored, milliseconds written. */
-            fprintf(out, "%s\"runtimes\": [", sep ? ", " : "");
-            const char *p = (const char *)samples;
-            for (int k = 0; *p; ++k) {
-                char *end;
-                double us = strtod(p, &end);
-                fprintf(out, "%s%.6g", k ? ", " : "", us / 1000.0);
-                p = *end == ',' ? end + 1 : end + strlen(end);
-            }
-            fputc(']', out);
+        /* Per-launch samples, microseconds stored, milliseconds written. */
+        for (const char *p = samples ? (const char *)samples : ""; *p;) {
+            char *end;
+            double us = strtod(p, &end);
+            fprintf(out, "%s%.6g", p == (const char *)samples ? "" : ", ", us / 1000.0);
+            p = *end == ',' ? end + 1 : end + strlen(end);
         }
+        fputc(']', out);
         fprintf(out, "}, \"invalidity\": \"%s\", \"correctness\": %d, \"measurements\": [", inv,
                 !strcmp(inv, "correct") ? 1 : 0);
         if (!strcmp(inv, "correct")) {

@@ -7,6 +7,7 @@
  */
 #include "gates/gates.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +122,56 @@ void fattn_gate_limits_json(const fattn_gate_limits *lim, char *out, int n)
              "\"skipped_gates\":%u}",
              lim->smem_limit, lim->max_bank_ways, lim->min_coalescing, (unsigned long long)lim->mem_budget,
              lim->input_sets, lim->max_spill_bytes, lim->min_occupancy, lim->occupancy_cp_async_exempt, lim->skip);
+}
+
+int fattn_gate_limits_parse(const char *json, fattn_gate_limits *lim, char *missing, size_t missing_size)
+{
+    /* Each field with the largest value it may hold: a larger one (a damaged
+     * record) counts as missing rather than being cast out of range. */
+    static const struct {
+        const char *name;
+        double max;
+    } fields[] = {{"smem_limit", 4294967295.0},
+                  {"max_bank_ways", 32},
+                  {"min_coalescing", 1},
+                  {"mem_budget", 9.2e18},
+                  {"max_spill_bytes", 4294967295.0},
+                  {"min_occupancy", 1},
+                  {"occupancy_cp_async_exempt", 1},
+                  {"skipped_gates", 4294967295.0}};
+    fattn_gate_limits_default(lim);
+    if (missing_size)
+        missing[0] = '\0';
+    cJSON *o = json ? cJSON_Parse(json) : NULL;
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return -1;
+    }
+    int read = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, fields[i].name);
+        double v = cJSON_IsNumber(f) ? f->valuedouble : -1;
+        if (!(v >= 0 && v <= fields[i].max)) {
+            if (len + 1 < missing_size)
+                len += (size_t)snprintf(missing + len, missing_size - len, "%s%s", len ? ", " : "", fields[i].name);
+            len = len < missing_size ? len : missing_size - 1;
+            continue;
+        }
+        switch (i) {
+        case 0: lim->smem_limit = (unsigned)v; break;
+        case 1: lim->max_bank_ways = (unsigned)v; break;
+        case 2: lim->min_coalescing = v; break;
+        case 3: lim->mem_budget = (uint64_t)v; break;
+        case 4: lim->max_spill_bytes = (unsigned)v; break;
+        case 5: lim->min_occupancy = v; break;
+        case 6: lim->occupancy_cp_async_exempt = v != 0; break;
+        case 7: lim->skip = (unsigned)v; break;
+        }
+        ++read;
+    }
+    cJSON_Delete(o);
+    return read;
 }
 
 int fattn_verdict_set(fattn_verdict *v, int pass, const char *fmt, ...)

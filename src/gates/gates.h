@@ -88,6 +88,14 @@ void fattn_gate_limits_default(fattn_gate_limits *lim);
 /* Writes the limits as a JSON object (for the study record). */
 void fattn_gate_limits_json(const fattn_gate_limits *lim, char *out, int n);
 
+/* Reads limits written by fattn_gate_limits_json() into *lim: the defaults,
+ * then every field the object holds (input_sets is the measuring command's
+ * own and is not read). Returns the number of fields read, or -1 when
+ * `json` is NULL or not a JSON object (*lim then holds the defaults). Names
+ * of the known fields missing from the object go to `missing` (comma-
+ * separated; "" when none). */
+int fattn_gate_limits_parse(const char *json, fattn_gate_limits *lim, char *missing, size_t missing_size);
+
 #define FATTN_DETAIL_MAX 400
 
 typedef struct fattn_verdict {

@@ -31,6 +31,11 @@ typedef struct fattn_engine_io {
      * cuDNN baseline ..."): it runs under the setup timeout, not the kernel
      * watchdog, until the next phase. */
     void (*setup)(struct fattn_engine_io *io, const char *what);
+    /* The worker's clock of the phases (worker_main.c): milliseconds spent
+     * in "numerics" and in "timing" since the request came, which the
+     * RESULT carries as "phase_ms"; the phase now running and its start. */
+    double numerics_ms, timing_ms, phase_t0;
+    int phase_now; /* 0 none (or a setup), 1 numerics, 2 timing */
 } fattn_engine_io;
 
 typedef struct fattn_engine_ops {
@@ -53,6 +58,11 @@ typedef struct fattn_engine_ops {
 
 extern const fattn_engine_ops fattn_engine_gpu;
 extern const fattn_engine_ops fattn_engine_fake;
+
+/* The value of behaviour `name` ("arch") in $FATTN_WORKER_HOOK, the fake
+ * engine's list (engine_fake.c), into buf; NULL when the hook is unset or
+ * does not name it. */
+const char *fattn_fake_hook(const char *name, char *buf, size_t n);
 
 /* The worker's main loop on socket `fd` (fattn-tune __worker FD). */
 int fattn_worker_main(int fd);

@@ -16,6 +16,8 @@
  *   init-error           INIT fails (as with no GPU)
  *   slow=MS              every EVAL takes MS milliseconds
  *   slower=FRAGMENT      matching keys run 10% slower (a regression)
+ *   arch=ARCH            the commands take ARCH as the GPU's arch (sm_90
+ *                        when absent; fattn_fake_hook())
  * A baseline request ("baseline": "cudnn") is answered as key "baseline-cudnn".
  * CONFIRM answers each entry as an EVAL with "n" samples.
  * Not for users: it measures nothing.
@@ -50,6 +52,12 @@ static const char *behaviour(const char *hook, const char *name, char *buf, size
         p = end ? end + 1 : NULL;
     }
     return NULL;
+}
+
+const char *fattn_fake_hook(const char *name, char *buf, size_t n)
+{
+    const char *hook = getenv("FATTN_WORKER_HOOK");
+    return hook ? behaviour(hook, name, buf, n) : NULL;
 }
 
 static int matches(const char *hook, const char *name, const char *key)

@@ -157,6 +157,15 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
     if (cJSON_IsString(baseline))
         snprintf(out->baseline, sizeof out->baseline, "%s", baseline->valuestring);
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(j, "numerics_after");
+    const cJSON *phase = cJSON_GetObjectItemCaseSensitive(j, "phase_ms");
+    const cJSON *num_ms = cJSON_GetObjectItemCaseSensitive(phase, "numerics");
+    const cJSON *timing_ms = cJSON_GetObjectItemCaseSensitive(phase, "timing");
+    if (cJSON_IsNumber(num_ms) && cJSON_IsNumber(timing_ms) && num_ms->valuedouble >= 0
+        && timing_ms->valuedouble >= 0) {
+        out->has_phase_ms = 1;
+        out->validation_ms = num_ms->valuedouble;
+        out->benchmark_ms = timing_ms->valuedouble;
+    }
     if (cJSON_IsObject(num)) {
         out->has_numerics = 1;
         read_numerics(num, &out->num);

@@ -56,6 +56,9 @@ typedef struct fattn_eval_result {
     int has_timing;
     fattn_timing timing;
     double wall_ms;       /* spent on this evaluation */
+    int has_phase_ms;     /* the worker's clock of its phases: */
+    double validation_ms; /* checking the numerics */
+    double benchmark_ms;  /* timing */
     char timing_kind[16]; /* "graph" (CUDA graph) or "stream" (launches back to back) */
     char baseline[1600];  /* what the baseline was: "cuDNN 9.14.0 (PATH, origin), engine ..." */
 } fattn_eval_result;

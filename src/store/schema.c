@@ -237,6 +237,12 @@ static const char *const migrations[] = {
     "  UNIQUE (run_id, seq)\n"
     ");\n"
     "CREATE INDEX sim_checks_by_kernel ON sim_checks (kernel_hash, config_key, head_dim, causal);\n",
+    /* v8: where a trial's time went, as Kernel Tuner's T4 writer splits it:
+     * the worker's numerics check and timing (its own clock), and the
+     * strategy's time since the trial before. NULL for earlier trials. */
+    "ALTER TABLE trials ADD COLUMN validation_ms REAL;\n"
+    "ALTER TABLE trials ADD COLUMN benchmark_ms REAL;\n"
+    "ALTER TABLE trials ADD COLUMN strategy_ms REAL;\n",
 };
 
 int fattn_schema_latest(void)

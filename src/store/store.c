@@ -519,10 +519,11 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "INSERT INTO trials (study_id, seq, config_key, status, reason, detail, created_at, cache_key, "
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
-        "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, validation_ms, benchmark_ms, "
+        "strategy_ms, " FATTN_TRIAL_PARAM_COLUMNS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, "
-        "?40, ?41, ?42, ?43)";
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?31, ?32, ?33, ?34, ?35, ?36, ?37, "
+        "?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
     if (fattn_store_prepare(s, sql, &st))
@@ -575,6 +576,12 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         sqlite3_bind_int64(st, 29, (sqlite3_int64)r->numerics_seed);
         sqlite3_bind_double(st, 30, e->wall_ms);
     }
+    if (e && e->has_phase_ms) {
+        sqlite3_bind_double(st, 44, e->validation_ms);
+        sqlite3_bind_double(st, 45, e->benchmark_ms);
+    }
+    if (r->has_strategy_ms)
+        sqlite3_bind_double(st, 46, r->strategy_ms);
     if (fattn_store_step_done(s, st, "cannot record the trial"))
         return FATTN_EFAIL;
     long long trial = sqlite3_last_insert_rowid(s->db);

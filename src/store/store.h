@@ -128,6 +128,8 @@ typedef struct fattn_trial_rec {
     const char *occupancy_limiter;
     const fattn_eval_result *eval; /* NULL when not evaluated */
     uint64_t numerics_seed;
+    int has_strategy_ms;
+    double strategy_ms; /* the strategy's time since the trial before (search) */
 } fattn_trial_rec;
 
 /* Inserts a trial, and the raw timing samples of its evaluation (call

@@ -138,6 +138,11 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     enum { SPEC_NONE, SPEC_AHEAD, SPEC_CLAIMED, SPEC_CACHED };
     unsigned char *spec = fattn_xcalloc(n ? n : 1, 1);
     size_t *hints = NULL, hint_cap = 0, nahead = 0; /* nahead: candidates AHEAD or CACHED, not proposed */
+    /* Outcomes reach the store and the strategy in proposal order, whatever
+     * order the compiles finish in (a cold cache, the pool's threads): the
+     * proposals in flight, oldest first, and which of them have compiled. */
+    size_t *proposed = fattn_xcalloc(n ? n : 1, sizeof *proposed), head = 0, tail = 0;
+    unsigned char *compiled = fattn_xcalloc(n ? n : 1, 1);
     const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
 
     memset(p, 0, sizeof *p);
@@ -149,12 +154,15 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     if (ctx->nprior)
         resume(ctx, cands, n, strat, p);
 
+    double strategy_ms = 0, t; /* the strategy's time since the last trial stored */
     for (;;) {
         int why = stop_reason(ctx, p);
         /* Keep the compile window full while there is reason to go on. */
         int waiting = 0;
         while (why < 0 && !exhausted && pending < window) {
+            t = fattn_now_ms();
             long i = strat->ops->next(strat);
+            strategy_ms += fattn_now_ms() - t;
             if (i == FATTN_STRATEGY_WAIT && pending) {
                 waiting = 1; /* it needs the outcomes in flight */
                 break;
@@ -164,6 +172,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 break;
             }
             ++pending;
+            proposed[tail++] = (size_t)i;
             if (spec[i] != SPEC_NONE)
                 --nahead;
             if (spec[i] == SPEC_AHEAD) { /* compiling already */
@@ -182,7 +191,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
             if (want > hint_cap)
                 hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
+            t = fattn_now_ms();
             size_t nh = strat->ops->hint(strat, hints, want);
+            strategy_ms += fattn_now_ms() - t;
             for (size_t k = 0; k < nh && fattn_compiler_pending(comp) < threads; ++k) {
                 size_t i = hints[k];
                 if (spec[i] != SPEC_NONE)
@@ -199,16 +210,23 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         if (!pending)
             break;
-        fattn_compile_item *it = fattn_compiler_next(comp, &rc);
-        if (!it || rc)
-            goto out;
-        size_t idx = (size_t)(it - items);
-        if (spec[idx] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
-            spec[idx] = SPEC_CACHED;
-            fattn_compile_item_release(it);
+        if (!compiled[proposed[head]]) {
+            fattn_compile_item *done = fattn_compiler_next(comp, &rc);
+            if (!done || rc)
+                goto out;
+            size_t d = (size_t)(done - items);
+            if (spec[d] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
+                spec[d] = SPEC_CACHED;
+                fattn_compile_item_release(done);
+            } else {
+                spec[d] = SPEC_NONE;
+                compiled[d] = 1; /* its turn comes when the proposals before it are through */
+            }
             continue;
         }
-        spec[idx] = SPEC_NONE;
+        size_t idx = proposed[head++];
+        fattn_compile_item *it = &items[idx];
+        compiled[idx] = 0;
         --pending;
         if (!it->env_error && !it->reason && (why = stop_reason(ctx, p)) >= 0) {
             /* Compiled, but the search ends before it runs: it is left for
@@ -219,6 +237,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         fattn_trial_rec r;
         compiled_rec(ctx, it, &r);
+        r.has_strategy_ms = 1;
+        r.strategy_ms = strategy_ms;
+        strategy_ms = 0;
         if (it->env_error || it->reason) {
             /* Not run: the compiler failed, or a post-compile gate said no. */
             r.status = it->env_error ? "error" : "rejected";
@@ -228,8 +249,10 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 ++p->errors;
             else
                 ++p->by_reason[it->reason];
-            strat->ops->observe(strat, idx, 0, 0);
             rc = store_trial(ctx, &r, NULL);
+            t = fattn_now_ms();
+            strat->ops->observe(strat, idx, 0, 0);
+            strategy_ms += fattn_now_ms() - t;
         } else {
             fattn_eval_result e;
             uint64_t seed = fattn_numerics_seed(ctx->seed, r.seq);
@@ -267,7 +290,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             long long trial;
             rc = store_trial(ctx, &r, &trial);
             int ok = e.status == FATTN_EVAL_OK;
+            t = fattn_now_ms();
             strat->ops->observe(strat, idx, ok, ok ? e.timing.median_us : 0);
+            strategy_ms += fattn_now_ms() - t;
             if (ok && (p->best_us == 0 || e.timing.median_us < p->best_us)) {
                 p->best_us = e.timing.median_us;
                 p->best = e.timing;
@@ -287,6 +312,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
 out:
     fattn_compiler_close(&comp);
     free(spec);
+    free(proposed);
+    free(compiled);
     free(hints);
     for (size_t i = 0; i < n; ++i)
         fattn_compile_item_release(&items[i]);

@@ -22,7 +22,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Only the definitions fattn-tune writes: none injected by a string.
 defs=$(grep -c '^#define' tuned.h)
-[ "$defs" = 32 ] || fail "tuned.h has $defs #define lines, expected 32"
+[ "$defs" = 34 ] || fail "tuned.h has $defs #define lines, expected 34"
 
 cat >check.c <<'C'
 #include <stdio.h>

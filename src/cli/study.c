@@ -1,0 +1,151 @@
+/*
+ * study.c - what the commands that re-gate or re-compile a stored study's
+ * configuration (confirm, bench --trial, export --kernel) take from the
+ * study: its shape, its arch, the gate limits it was searched under and the
+ * kernel source it measured. A configuration a search found with
+ * --smem-limit max is confirmed under that limit, not refused at the default
+ * 48 KiB; an option given on the command line overrides the study's value,
+ * and each decision is said in one line.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/err.h"
+#include "util/misc.h"
+
+/* The limit options, in the order the notes list them. */
+static const struct {
+    int opt;
+    const char *option;
+} limit_opts[] = {
+    {OPT_SMEM_LIMIT, "--smem-limit"},       {OPT_MAX_SPILL_BYTES, "--max-spill-bytes"},
+    {OPT_MIN_OCCUPANCY, "--min-occupancy"}, {OPT_STRICT_OCCUPANCY, "--strict-occupancy"},
+    {OPT_MAX_BANK_WAYS, "--max-bank-ways"}, {OPT_MIN_COALESCING, "--min-coalescing"},
+    {OPT_MEM_BUDGET, "--mem-budget"},
+};
+
+/* Copies the limit that option `opt` sets from *from into *to. */
+static void limit_copy(fattn_gate_limits *to, const fattn_gate_limits *from, int opt)
+{
+    switch (opt) {
+    case OPT_SMEM_LIMIT: to->smem_limit = from->smem_limit; break;
+    case OPT_MAX_SPILL_BYTES: to->max_spill_bytes = from->max_spill_bytes; break;
+    case OPT_MIN_OCCUPANCY: to->min_occupancy = from->min_occupancy; break;
+    case OPT_STRICT_OCCUPANCY: to->occupancy_cp_async_exempt = from->occupancy_cp_async_exempt; break;
+    case OPT_MAX_BANK_WAYS: to->max_bank_ways = from->max_bank_ways; break;
+    case OPT_MIN_COALESCING: to->min_coalescing = from->min_coalescing; break;
+    case OPT_MEM_BUDGET: to->mem_budget = from->mem_budget; break;
+    }
+}
+
+/* The limit that option `opt` sets, as the notes write it. */
+static void limit_text(const fattn_gate_limits *l, int opt, char *out, size_t n)
+{
+    char b[32];
+    switch (opt) {
+    case OPT_SMEM_LIMIT: snprintf(out, n, "shared memory <= %u B", l->smem_limit); break;
+    case OPT_MAX_SPILL_BYTES: snprintf(out, n, "spills <= %u B", l->max_spill_bytes); break;
+    case OPT_MIN_OCCUPANCY: snprintf(out, n, "occupancy >= %g", l->min_occupancy); break;
+    case OPT_STRICT_OCCUPANCY:
+        snprintf(out, n, "%s", l->occupancy_cp_async_exempt ? "cp.async waived" : "cp.async not waived");
+        break;
+    case OPT_MAX_BANK_WAYS: snprintf(out, n, "bank conflicts <= %u-way", l->max_bank_ways); break;
+    case OPT_MIN_COALESCING: snprintf(out, n, "coalescing >= %g", l->min_coalescing); break;
+    case OPT_MEM_BUDGET:
+        fattn_format_bytes(l->mem_budget, b, sizeof b);
+        snprintf(out, n, "device memory <= %s", b);
+        break;
+    default: out[0] = '\0';
+    }
+}
+
+static void note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(int quiet, const char *fmt, ...)
+{
+    va_list ap;
+    if (quiet)
+        return;
+    fputs("fattn-tune: note: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
+                     const char *cmd, int quiet)
+{
+    fattn_gate_limits study;
+    char missing[256], text[96];
+    int rc, read = fattn_gate_limits_parse(st->limits_json, &study, missing, sizeof missing);
+
+    if (device_arch && strcmp(device_arch, st->arch) != 0) {
+        if (!allow_arch)
+            return fattn_error(FATTN_EFAIL,
+                               "study %lld was searched on %s, this GPU is %s: %s takes the study's arch; use a "
+                               "GPU of it, or pass --allow-arch-change to re-gate and re-compile for %s",
+                               st->id, st->arch, device_arch, cmd, device_arch);
+        note(quiet, "--allow-arch-change: study %lld was searched on %s; %s re-gates and re-compiles for %s", st->id,
+             st->arch, cmd, device_arch);
+    }
+    t->arch_name = device_arch ? device_arch : st->arch;
+    t->shape = st->shape;
+    t->causal = st->shape.causal;
+    for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i)
+        if (!(t->given & CLI_GIVEN(limit_opts[i].opt)))
+            limit_copy(&t->lim, &study, limit_opts[i].opt);
+    if (!(t->given & CLI_GIVEN_SKIP))
+        t->lim.skip = study.skip;
+    if ((rc = cli_target_finish(t, CLI_NEED_ARCH, cmd)))
+        return rc;
+
+    /* The study's limits in one line, then what differs from them. */
+    char all[512];
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i) {
+        limit_text(&study, limit_opts[i].opt, text, sizeof text);
+        len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", i ? ", " : "", text);
+    }
+    if (read <= 0)
+        note(quiet, "study %lld stores no gate limits (an older fattn-tune): %s re-gates on %s under the defaults (%s)",
+             st->id, cmd, t->arch->name, all);
+    else
+        note(quiet, "%s re-gates on %s under the gate limits study %lld was searched with (%s%s%s%s)", cmd,
+             t->arch->name, st->id, all, study.skip ? "; gates skipped by --unsafe-skip-gate" : "",
+             missing[0] ? "; not recorded, so the defaults: " : "", missing);
+    if (!(t->given & CLI_GIVEN(OPT_SMEM_LIMIT)) && t->lim.smem_limit > (unsigned)t->arch->smem_per_block_optin) {
+        note(quiet, "study %lld's shared-memory limit of %u B is over %s's opt-in maximum; %s takes %d B", st->id,
+             t->lim.smem_limit, t->arch->name, cmd, t->arch->smem_per_block_optin);
+        t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
+    }
+    for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i) {
+        if (!(t->given & CLI_GIVEN(limit_opts[i].opt)))
+            continue;
+        char was[96];
+        limit_text(&study, limit_opts[i].opt, was, sizeof was);
+        limit_text(&t->lim, limit_opts[i].opt, text, sizeof text);
+        note(quiet, "%s overrides study %lld's limit: %s, not %s%s", limit_opts[i].option, st->id, text, was,
+             read <= 0 ? " (the default)" : "");
+    }
+    return FATTN_OK;
+}
+
+int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd, int quiet)
+{
+    if (!strcmp(src->hash, st->kernel_hash))
+        return FATTN_OK;
+    if (!allow)
+        return fattn_error(FATTN_EFAIL,
+                           "%s/%s changed since study %lld measured it (sha256 %.12s..., the study's %.12s...): %s "
+                           "takes the kernel the study searched; restore it, or pass --allow-kernel-change to "
+                           "re-gate and re-compile under this source",
+                           src->dir, src->name, st->id, src->hash, st->kernel_hash, cmd);
+    note(quiet,
+         "--allow-kernel-change: %s/%s (sha256 %.12s...) is not the kernel study %lld measured (%.12s...); %s "
+         "re-gates and re-compiles under it",
+         src->dir, src->name, src->hash, st->id, st->kernel_hash, cmd);
+    return FATTN_OK;
+}
