@@ -165,8 +165,8 @@ static void process_tags(void)
     CHECK_STR(who, "process 4242 on gpu-box");
 }
 
-/* The nvcc flags of an NVRTC build: the arch as -gencode (sm_90a too), the
- * code-changing options kept, the ptxas report dropped, -D on request. */
+/* The nvcc flags of an NVRTC build: the arch as -gencode (sm_90a too),
+ * every option kept but the ptxas report and include paths, -D on request. */
 static void nvcc_flags(void)
 {
     char out[256];
@@ -179,6 +179,10 @@ static void nvcc_flags(void)
                    "-DCAUSAL=1");
     fattn_nvcc_flags("--gpu-architecture=sm_89  -std=c++17", 1, out, sizeof out);
     CHECK_STR(out, "-gencode=arch=compute_89,code=sm_89 -std=c++17");
+    /* An option fattn-tune may add later is kept: it could change the code. */
+    fattn_nvcc_flags("--gpu-architecture=sm_90 --extra-device-vectorization -I/usr/local/cuda/include -DX=1", 0, out,
+                     sizeof out);
+    CHECK_STR(out, "-gencode=arch=compute_90,code=sm_90 --extra-device-vectorization");
     /* No architecture: nothing to build with. */
     fattn_nvcc_flags("-std=c++17 --use_fast_math", 1, out, sizeof out);
     CHECK_STR(out, "");

@@ -242,22 +242,34 @@ int cli_gates_pass(const fattn_config *cfg, const cli_target *t, const char *who
 int cli_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
 
 /* For the commands that re-gate or re-compile a stored study's
- * configuration (confirm, bench --trial, export --kernel; study.c): the
- * study's shape and arch into *t, and the gate limits it was searched under
- * (limits_json), each limit given on the command line (t->given) overriding
- * the study's; then the arch and --smem-limit resolved. Each step is said in
- * one line on stderr unless `quiet`: the study's limits (or, for a study
- * that stored none, the defaults), each override. `device_arch` is the GPU's
- * (NULL: none known, the study's is taken); when it differs from the
- * study's, the command stops (FATTN_EFAIL, naming both) unless
- * `allow_arch`, which re-gates and re-compiles for the device's, with a line
- * saying so. */
+ * configuration (confirm, bench --trial, export --kernel; study.c). What
+ * they decide is collected as notes, said (cli_study_say) once nothing
+ * else can refuse the command, so that a refusal is one line alone. */
+#define CLI_STUDY_NOTES 12
+typedef struct cli_study_notes {
+    int n;
+    char line[CLI_STUDY_NOTES][600];
+} cli_study_notes;
+
+/* The study's shape and arch into *t, and the gate limits it was searched
+ * under (limits_json), each limit given on the command line (t->given)
+ * overriding the study's; then the arch and --smem-limit resolved. Notes:
+ * the study's limits (or, for a study that stored none, the defaults), each
+ * override, a limit clamped to the arch. `device_arch` is the GPU's (NULL:
+ * none known, the study's is taken); when it differs from the study's, the
+ * command stops (FATTN_EFAIL, naming both) unless `allow_arch`, which
+ * re-gates and re-compiles for the device's, with a note. */
 int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
-                     const char *cmd, int quiet);
+                     const char *cmd, cli_study_notes *notes);
 
 /* The kernel source against the study's: the same hash, or FATTN_EFAIL
- * naming both unless `allow` (--allow-kernel-change), said in one line. */
-int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd, int quiet);
+ * naming both unless `allow` (--allow-kernel-change), with a note. */
+int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd,
+                     cli_study_notes *notes);
+
+/* Prints the notes on stderr, one line each ("fattn-tune: note: ..."),
+ * unless `quiet`. */
+void cli_study_say(const cli_study_notes *notes, int quiet);
 
 /* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
 int cli_skip_gate_option(unsigned *mask, const char *arg);

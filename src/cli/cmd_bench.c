@@ -110,7 +110,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     fattn_evaluator *ev = NULL;
     fattn_eval_result res = {0}, base = {0};
     char *include = NULL, key[FATTN_KEY_MAX] = "", help[8192];
-    fattn_confirm_study st;
+    fattn_confirm_study st = {0};
+    cli_study_notes notes = {0};
     int rc, first, have_src = 0;
     fattn_config cfg;
 
@@ -146,7 +147,9 @@ int cmd_bench(int argc, char **argv, cli_common *c)
         fattn_store *s;
         if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
             goto out;
-        rc = fattn_confirm_trial_study(s, o.trial, "--trial", key, &st);
+        fattn_confirm_cand cand = {0};
+        rc = fattn_confirm_trial_study(s, o.trial, "--trial ", &cand, &st);
+        snprintf(key, sizeof key, "%s", cand.key);
         fattn_store_close(&s);
         if (rc)
             goto out;
@@ -168,8 +171,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
         goto out;
     have_src = 1;
     /* A stored trial is re-gated and re-compiled as its study searched it. */
-    if (o.trial ? (rc = cli_study_kernel(&src, &st, o.allow_kernel, "bench --trial", c->quiet))
-                      || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "bench --trial", c->quiet))
+    if (o.trial ? (rc = cli_study_kernel(&src, &st, o.allow_kernel, "bench --trial", &notes))
+                      || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "bench --trial", &notes))
                 : (rc = cli_target_finish(&t, CLI_NEED_ARCH, "bench")))
         goto out;
     cli_timing_plan(&o.tm, &t, &gpu);
@@ -184,6 +187,7 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     item.cfg = cfg;
     if ((rc = cli_compile_pass(&cc, key, &item)))
         goto out;
+    cli_study_say(&notes, c->quiet);
 
     if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
         goto out;

@@ -327,6 +327,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     fattn_kernel_src src = {0};
     fattn_evaluator *ev = NULL;
     baseline b;
+    cli_study_notes notes = {0};
     char *include = NULL, help[8192];
     int rc, k = 0, have_src = 0;
     long base_trial;
@@ -370,8 +371,8 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
         goto out;
     have_src = 1;
-    if ((rc = cli_study_kernel(&src, &st, o.allow_kernel, "confirm", c->quiet))
-        || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "confirm", c->quiet)))
+    if ((rc = cli_study_kernel(&src, &st, o.allow_kernel, "confirm", &notes))
+        || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "confirm", &notes)))
         goto out;
     o.tm.samples = o.n;
     o.tm.timing_salt = 0x636f6e6669726dull; /* fresh inputs: not the ones the search timed on */
@@ -392,6 +393,8 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
         if ((rc = compile_cfg(&cc, &t, b.cand.key, "baseline", &items[k])))
             goto out;
     }
+
+    cli_study_say(&notes, c->quiet);
 
     /* Measure: the candidates, then the baseline, in turn. */
     if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
@@ -461,6 +464,8 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
             .config_key = cands[i].key,
             .arch = t.arch->name,
             .device = ev->device,
+            .kernel_hash = src.hash,
+            .as_searched = !strcmp(src.hash, st.kernel_hash) && !strcmp(t.arch->name, st.arch),
             .baseline = b.given,
             .base_kind = b.is_cudnn ? "cudnn" : "config",
             .base_desc = base_desc,

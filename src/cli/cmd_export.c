@@ -104,12 +104,13 @@ static int write_one(fattn_store *s, const export_opts *o, FILE *f)
 static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel_src *src, const cli_common *c)
 {
     fattn_confirm_study st;
+    cli_study_notes notes = {0};
     long long study = o->nstudies ? o->studies[0] : fattn_latest_study(s);
     int rc;
     if (!study)
         return FATTN_EFAIL;
     if ((rc = fattn_confirm_study_load(s, study, &st))
-        || (rc = cli_study_kernel(src, &st, o->allow_kernel, "export --kernel", c->quiet)))
+        || (rc = cli_study_kernel(src, &st, o->allow_kernel, "export --kernel", &notes)))
         return rc;
     if (!strcmp(src->hash, st.kernel_hash))
         return FATTN_OK;
@@ -119,11 +120,12 @@ static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel
     memset(&item, 0, sizeof item);
     cli_target_init(&t);
     if (!(rc = fattn_export_best_key(s, study, key)) && !(rc = fattn_config_parse(key, "the study's best", &item.cfg))
-        && !(rc = cli_study_target(&t, &st, NULL, 0, "export --kernel", c->quiet))
+        && !(rc = cli_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
         && !(rc = cli_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
         fattn_compile_ctx cc = {
             .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
-        rc = cli_compile_pass(&cc, key, &item);
+        if (!(rc = cli_compile_pass(&cc, key, &item)))
+            cli_study_say(&notes, c->quiet);
     }
     fattn_compile_item_release(&item);
     free(include);
@@ -178,7 +180,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
     if (o.kernel) {
         if ((rc = check_kernel(s, &o, &src, c)) || (rc = fattn_outfile_open(&kout, o.kernel)))
             goto out;
-        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, o.allow_kernel, kout.f);
+        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
         if ((rc = fattn_outfile_finish(&kout, rc)))
             goto out;
     }

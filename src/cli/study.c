@@ -5,7 +5,8 @@
  * kernel source it measured. A configuration a search found with
  * --smem-limit max is confirmed under that limit, not refused at the default
  * 48 KiB; an option given on the command line overrides the study's value,
- * and each decision is said in one line.
+ * and each decision is said in one line once the command goes on (a refusal
+ * is one line alone).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "cli/cli.h"
 #include "util/err.h"
 #include "util/misc.h"
+#include "util/strbuf.h"
 
 /* The limit options, in the order the notes list them. */
 static const struct {
@@ -61,36 +63,37 @@ static void limit_text(const fattn_gate_limits *l, int opt, char *out, size_t n)
     }
 }
 
-static void note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(cli_study_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void note(int quiet, const char *fmt, ...)
+static void note(cli_study_notes *notes, const char *fmt, ...)
 {
     va_list ap;
-    if (quiet)
+    if (notes->n == CLI_STUDY_NOTES)
         return;
-    fputs("fattn-tune: note: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(notes->line[notes->n++], sizeof notes->line[0], fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void cli_study_say(const cli_study_notes *notes, int quiet)
+{
+    for (int i = 0; i < notes->n && !quiet; ++i)
+        fprintf(stderr, "fattn-tune: note: %s\n", notes->line[i]);
 }
 
 int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
-                     const char *cmd, int quiet)
+                     const char *cmd, cli_study_notes *notes)
 {
     fattn_gate_limits study;
     char missing[256], text[96];
     int rc, read = fattn_gate_limits_parse(st->limits_json, &study, missing, sizeof missing);
 
-    if (device_arch && strcmp(device_arch, st->arch) != 0) {
-        if (!allow_arch)
-            return fattn_error(FATTN_EFAIL,
-                               "study %lld was searched on %s, this GPU is %s: %s takes the study's arch; use a "
-                               "GPU of it, or pass --allow-arch-change to re-gate and re-compile for %s",
-                               st->id, st->arch, device_arch, cmd, device_arch);
-        note(quiet, "--allow-arch-change: study %lld was searched on %s; %s re-gates and re-compiles for %s", st->id,
-             st->arch, cmd, device_arch);
-    }
+    int other_arch = device_arch && strcmp(device_arch, st->arch) != 0;
+    if (other_arch && !allow_arch)
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld was searched on %s, this GPU is %s: %s takes the study's arch; use a GPU of "
+                           "it, or pass --allow-arch-change to re-gate and re-compile for %s",
+                           st->id, st->arch, device_arch, cmd, device_arch);
     t->arch_name = device_arch ? device_arch : st->arch;
     t->shape = st->shape;
     t->causal = st->shape.causal;
@@ -102,22 +105,27 @@ int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *d
     if ((rc = cli_target_finish(t, CLI_NEED_ARCH, cmd)))
         return rc;
 
-    /* The study's limits in one line, then what differs from them. */
-    char all[512];
-    size_t len = 0;
+    /* What was decided, said once the command goes on: the arch, the
+     * study's limits in one line, then what differs from them. */
+    if (other_arch)
+        note(notes, "--allow-arch-change: study %lld was searched on %s; %s re-gates and re-compiles for %s", st->id,
+             st->arch, cmd, device_arch);
+    fattn_strbuf all;
+    fattn_sb_init(&all);
     for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i) {
         limit_text(&study, limit_opts[i].opt, text, sizeof text);
-        len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", i ? ", " : "", text);
+        fattn_sb_addf(&all, "%s%s", i ? ", " : "", text);
     }
     if (read <= 0)
-        note(quiet, "study %lld stores no gate limits (an older fattn-tune): %s re-gates on %s under the defaults (%s)",
-             st->id, cmd, t->arch->name, all);
+        note(notes, "study %lld stores no gate limits (an older fattn-tune): %s re-gates on %s under the defaults (%s)",
+             st->id, cmd, t->arch->name, all.s);
     else
-        note(quiet, "%s re-gates on %s under the gate limits study %lld was searched with (%s%s%s%s)", cmd,
-             t->arch->name, st->id, all, study.skip ? "; gates skipped by --unsafe-skip-gate" : "",
+        note(notes, "%s re-gates on %s under the gate limits study %lld was searched with (%s%s%s%s)", cmd,
+             t->arch->name, st->id, all.s, study.skip ? "; gates skipped by --unsafe-skip-gate" : "",
              missing[0] ? "; not recorded, so the defaults: " : "", missing);
+    fattn_sb_release(&all);
     if (!(t->given & CLI_GIVEN(OPT_SMEM_LIMIT)) && t->lim.smem_limit > (unsigned)t->arch->smem_per_block_optin) {
-        note(quiet, "study %lld's shared-memory limit of %u B is over %s's opt-in maximum; %s takes %d B", st->id,
+        note(notes, "study %lld's shared-memory limit of %u B is over %s's opt-in maximum; %s takes %d B", st->id,
              t->lim.smem_limit, t->arch->name, cmd, t->arch->smem_per_block_optin);
         t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
     }
@@ -127,13 +135,14 @@ int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *d
         char was[96];
         limit_text(&study, limit_opts[i].opt, was, sizeof was);
         limit_text(&t->lim, limit_opts[i].opt, text, sizeof text);
-        note(quiet, "%s overrides study %lld's limit: %s, not %s%s", limit_opts[i].option, st->id, text, was,
+        note(notes, "%s overrides study %lld's limit: %s, not %s%s", limit_opts[i].option, st->id, text, was,
              read <= 0 ? " (the default)" : "");
     }
     return FATTN_OK;
 }
 
-int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd, int quiet)
+int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd,
+                     cli_study_notes *notes)
 {
     if (!strcmp(src->hash, st->kernel_hash))
         return FATTN_OK;
@@ -143,7 +152,7 @@ int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st,
                            "takes the kernel the study searched; restore it, or pass --allow-kernel-change to "
                            "re-gate and re-compile under this source",
                            src->dir, src->name, st->id, src->hash, st->kernel_hash, cmd);
-    note(quiet,
+    note(notes,
          "--allow-kernel-change: %s/%s (sha256 %.12s...) is not the kernel study %lld measured (%.12s...); %s "
          "re-gates and re-compiles under it",
          src->dir, src->name, src->hash, st->id, st->kernel_hash, cmd);

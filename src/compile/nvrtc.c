@@ -81,8 +81,7 @@ void fattn_nvcc_flags(const char *options_key, int defines, char *out, size_t n)
             const char *sm = p + sizeof arch_opt - 1;
             fattn_sb_addf(&sb, "%s-gencode=arch=compute_%.*s,code=sm_%.*s", sb.len ? " " : "", v, sm, v, sm);
             have_arch = 1;
-        } else if ((!strncmp(p, "-D", 2) && defines) || !strncmp(p, "-std=", 5)
-                   || (len == 15 && !strncmp(p, "--use_fast_math", 15))) {
+        } else if (strncmp(p, "--ptxas-options", 15) && strncmp(p, "-I", 2) && (defines || strncmp(p, "-D", 2))) {
             fattn_sb_addf(&sb, "%s%.*s", sb.len ? " " : "", (int)len, p);
         }
         p += len;

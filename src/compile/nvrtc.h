@@ -35,10 +35,12 @@ void fattn_options_release(fattn_options *o);
 /* The nvcc flags that build what NVRTC built with `options_key` (an
  * options key as above, space-separated): --gpu-architecture=sm_XX becomes
  * -gencode=arch=compute_XX,code=sm_XX (for sm_90a, `nvcc -arch=sm_90a -c`
- * adds a compute_90 pass that fails), -std and --use_fast_math are kept,
- * the ptxas report is left out (it changes no code), and the -D options
- * are kept only when `defines` (an exported header carries them as
- * FATTN_<NAME> instead). Writes "" when the key names no architecture. */
+ * adds a compute_90 pass that fails); the ptxas report (it changes no code)
+ * and include paths are left out, and the -D options unless `defines` (an
+ * exported header carries them as FATTN_<NAME> instead); every other option
+ * (-std=c++17, --use_fast_math, any added later) is kept as it is, since
+ * nvcc takes NVRTC's spelling of them. Writes "" when the key names no
+ * architecture. */
 void fattn_nvcc_flags(const char *options_key, int defines, char *out, size_t n);
 
 typedef struct fattn_nvrtc_result {

@@ -45,28 +45,6 @@ int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *
     return FATTN_OK;
 }
 
-int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, char *key, fattn_confirm_study *out)
-{
-    sqlite3_stmt *st;
-    memset(out, 0, sizeof *out);
-    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT config_key, study_id FROM trials WHERE id = ?1", -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, trial);
-    int r = sqlite3_step(st);
-    long long study = 0;
-    if (r == SQLITE_ROW) {
-        snprintf(key, FATTN_KEY_MAX, "%s", (const char *)sqlite3_column_text(st, 0));
-        study = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    if (r == SQLITE_DONE)
-        return fattn_error(FATTN_EUSAGE, "%s %lld: no such trial in %s", option, trial, fattn_store_path(s));
-    if (r != SQLITE_ROW)
-        return fattn_store_fail(s, "cannot read trials");
-    return fattn_confirm_study_load(s, study, out);
-}
-
 static int read_cand(sqlite3_stmt *st, fattn_confirm_cand *c)
 {
     memset(c, 0, sizeof *c);
@@ -103,36 +81,43 @@ int fattn_confirm_top(fattn_store *s, long long study, int k, fattn_confirm_cand
     return FATTN_OK;
 }
 
-int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_confirm_study *study, fattn_confirm_cand *out)
+int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, fattn_confirm_cand *cand,
+                              fattn_confirm_study *study)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "SELECT t.id, t.config_key, t.median_us, s.batch, s.heads, s.seqlen, s.head_dim, "
-                           "s.causal, s.arch FROM trials t JOIN studies s ON s.id = t.study_id WHERE t.id = ?1",
+    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT id, config_key, median_us, study_id FROM trials WHERE id = ?1",
                            -1, &st, NULL)
         != SQLITE_OK)
         return fattn_store_fail(s, "cannot read trials");
     sqlite3_bind_int64(st, 1, trial);
-    int rc;
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = fattn_error(FATTN_EUSAGE, "--baseline trial:%lld: no such trial in %s", trial, fattn_store_path(s));
-    } else {
-        fattn_shape sh = {sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int(st, 5),
-                          sqlite3_column_int(st, 6), sqlite3_column_int(st, 7)};
-        const fattn_shape *w = &study->shape;
-        if (sh.batch != w->batch || sh.heads != w->heads || sh.seqlen != w->seqlen || sh.head_dim != w->head_dim
-            || sh.causal != w->causal || strcmp((const char *)sqlite3_column_text(st, 8), study->arch) != 0) {
-            char a[96], b[96];
-            fattn_shape_format(&sh, a, sizeof a);
-            fattn_shape_format(w, b, sizeof b);
-            rc = fattn_error(FATTN_EUSAGE, "--baseline trial:%lld: the trial is for %s on %s, the study for %s on %s",
-                             trial, a, (const char *)sqlite3_column_text(st, 8), b, study->arch);
-        } else {
-            rc = read_cand(st, out);
-        }
-    }
+    int r = sqlite3_step(st), rc;
+    long long id = r == SQLITE_ROW ? sqlite3_column_int64(st, 3) : 0;
+    if (r == SQLITE_ROW)
+        rc = read_cand(st, cand);
+    else if (r == SQLITE_DONE)
+        rc = fattn_error(FATTN_EUSAGE, "%s%lld: no such trial in %s", option, trial, fattn_store_path(s));
+    else
+        rc = fattn_store_fail(s, "cannot read trials");
     sqlite3_finalize(st);
-    return rc;
+    return rc ? rc : fattn_confirm_study_load(s, id, study);
+}
+
+int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_confirm_study *study, fattn_confirm_cand *out)
+{
+    fattn_confirm_study of;
+    int rc = fattn_confirm_trial_study(s, trial, "--baseline trial:", out, &of);
+    if (rc)
+        return rc;
+    const fattn_shape *a = &of.shape, *w = &study->shape;
+    if (a->batch != w->batch || a->heads != w->heads || a->seqlen != w->seqlen || a->head_dim != w->head_dim
+        || a->causal != w->causal || strcmp(of.arch, study->arch) != 0) {
+        char x[96], y[96];
+        fattn_shape_format(a, x, sizeof x);
+        fattn_shape_format(w, y, sizeof y);
+        return fattn_error(FATTN_EUSAGE, "--baseline trial:%lld: the trial is for %s on %s, the study for %s on %s",
+                           trial, x, of.arch, y, study->arch);
+    }
+    return FATTN_OK;
 }
 
 const char *const *fattn_confirm_fa2_keys(int head_dim)

@@ -31,10 +31,6 @@ typedef struct fattn_confirm_study {
 /* Study `id` (0: the latest). Reports a missing study. */
 int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out);
 
-/* Stored trial `trial`: its configuration key into key[FATTN_KEY_MAX] and
- * its study into *out. A missing trial is a usage error naming `option`. */
-int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, char *key, fattn_confirm_study *out);
-
 typedef struct fattn_confirm_cand {
     long long trial;
     char key[FATTN_KEY_MAX];
@@ -45,6 +41,12 @@ typedef struct fattn_confirm_cand {
 /* The k fastest timed configurations of a study into out[0..*n). None is an
  * error naming the study. */
 int fattn_confirm_top(fattn_store *s, long long study, int k, fattn_confirm_cand *out, int *n);
+
+/* Stored trial `trial` as a candidate (its key, configuration and median)
+ * and its study. A missing trial is a usage error naming it as
+ * `option`ID ("--trial ", "--baseline trial:"). */
+int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, fattn_confirm_cand *cand,
+                              fattn_confirm_study *study);
 
 /* A stored trial as a baseline: its key; it must belong to a study of the
  * same shape and arch. */

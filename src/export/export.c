@@ -78,6 +78,11 @@ static void best_release(best *b)
     free(b->conf_created), free(b->conf_baseline), free(b->conf_base_desc), free(b->conf_verdict);
 }
 
+/* The confirmations that speak for a study's kernel: measured on its arch
+ * and its kernel source (confirm --allow-arch-change or --allow-kernel-change
+ * measure others, which the header does not claim; NULL before v8). */
+#define AS_SEARCHED "coalesce(as_searched, 1) = 1"
+
 /* The configuration a study's confirmations found fastest: among the latest
  * measured confirmation of each configuration, the lowest median. Returns 1
  * with its key (the caller frees it), 0 when the study has none, FATTN_EFAIL
@@ -85,9 +90,9 @@ static void best_release(best *b)
 static int confirmed_key(fattn_store *s, long long study, char **key)
 {
     static const char sql[] =
-        "SELECT config_key FROM confirmations c WHERE study_id = ?1 AND median_us IS NOT NULL AND id = (SELECT "
-        "max(id) FROM confirmations d WHERE d.study_id = c.study_id AND d.config_key = c.config_key AND "
-        "d.median_us IS NOT NULL) ORDER BY median_us, id LIMIT 1";
+        "SELECT config_key FROM confirmations c WHERE study_id = ?1 AND median_us IS NOT NULL AND " AS_SEARCHED
+        " AND id = (SELECT max(id) FROM confirmations d WHERE d.study_id = c.study_id AND d.config_key = "
+        "c.config_key AND d.median_us IS NOT NULL AND " AS_SEARCHED ") ORDER BY median_us, id LIMIT 1";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read confirmations");
@@ -107,7 +112,7 @@ static int load_confirmation(fattn_store *s, best *b)
     static const char sql[] =
         "SELECT id, created_at, baseline, base_desc, verdict, n, median_us, ci_lo_us, ci_hi_us, p90_us, "
         "base_median_us, speedup, speedup_ci_lo, speedup_ci_hi FROM confirmations WHERE study_id = ?1 AND "
-        "config_key = ?2 AND median_us IS NOT NULL ORDER BY id DESC LIMIT 1";
+        "config_key = ?2 AND median_us IS NOT NULL AND " AS_SEARCHED " ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read confirmations");
@@ -478,7 +483,7 @@ int fattn_export_best_key(fattn_store *s, long long study, char *key)
     return rc;
 }
 
-int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_changed, FILE *out)
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out)
 {
     best b;
     unsigned done = 0;
@@ -490,14 +495,6 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
     if (rc)
         return rc;
     int changed = strcmp(src->hash, b.kernel_hash) != 0;
-    if (changed && !allow_changed) {
-        rc = fattn_error(FATTN_EFAIL,
-                         "%s/%s is not the kernel study %lld measured (sha256 %.12s..., the study's %.12s...); "
-                         "restore it, or give its folder with --kernel-dir",
-                         src->dir, src->name, study, src->hash, b.kernel_hash);
-        best_release(&b);
-        return rc;
-    }
     write_header(&b, out);
     /* The kernel defines these two itself, from the same parameters. */
     fprintf(out, "\n#undef FATTN_THREADS\n#undef FATTN_SMEM_BYTES\n");

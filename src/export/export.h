@@ -30,10 +30,11 @@ enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_
 int fattn_export_best(fattn_store *s, long long study, int format, FILE *out);
 
 /* The best configuration's header followed by the kernel source, its local
- * headers inlined: one .cu file that `nvcc FLAGS -c FILE` builds. The
- * source must be the kernel the study measured (same hash), unless
- * `allow_changed` (--allow-kernel-change: the header then names both). */
-int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_changed, FILE *out);
+ * headers inlined: one .cu file that `nvcc FLAGS -c FILE` builds. Whether a
+ * source other than the one the study measured may be written is the
+ * caller's decision (export --kernel --allow-kernel-change); the file then
+ * names both hashes. */
+int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out);
 
 /* The key of study `study`'s best configuration (as above) into
  * key[FATTN_KEY_MAX]. */

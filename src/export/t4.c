@@ -77,11 +77,13 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
          * strategy's time since the trial before, the per-launch samples. */
         double compile = sqlite3_column_double(st, 15), run = sqlite3_column_double(st, 16);
         double validation = sqlite3_column_double(st, 23), benchmark = sqlite3_column_double(st, 24);
-        double framework = run - validation - benchmark;
+        int phases = sqlite3_column_type(st, 23) != SQLITE_NULL && sqlite3_column_type(st, 24) != SQLITE_NULL;
+        double framework = phases ? run - validation - benchmark : 0;
         fprintf(out,
                 "}, \"objectives\": [\"time\"], \"times\": {\"compilation\": %.6g, \"benchmark\": %.6g, "
                 "\"framework\": %.6g, \"search_algorithm\": %.6g, \"validation\": %.6g, \"runtimes\": [",
-                compile, benchmark, framework > 0 ? framework : 0.0, sqlite3_column_double(st, 25), validation);
+                compile > 0 ? compile : 0.0, benchmark, framework > 0 ? framework : 0.0, sqlite3_column_double(st, 25),
+                validation);
         const unsigned char *samples = sqlite3_column_text(st, 22);
         /* Per-launch samples, microseconds stored, milliseconds written. */
         for (const char *p = samples ? (const char *)samples : ""; *p;) {

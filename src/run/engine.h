@@ -31,11 +31,6 @@ typedef struct fattn_engine_io {
      * cuDNN baseline ..."): it runs under the setup timeout, not the kernel
      * watchdog, until the next phase. */
     void (*setup)(struct fattn_engine_io *io, const char *what);
-    /* The worker's clock of the phases (worker_main.c): milliseconds spent
-     * in "numerics" and in "timing" since the request came, which the
-     * RESULT carries as "phase_ms"; the phase now running and its start. */
-    double numerics_ms, timing_ms, phase_t0;
-    int phase_now; /* 0 none (or a setup), 1 numerics, 2 timing */
 } fattn_engine_io;
 
 typedef struct fattn_engine_ops {

@@ -25,28 +25,35 @@ static void phase_message(int fd, const char *name, const char *what)
     cJSON_Delete(j);
 }
 
-/* Ends the phase running: its time goes to its account. */
-static void phase_end(fattn_engine_io *io)
+/* The worker's clock of the phases of a request: milliseconds spent in
+ * "numerics" and in "timing", which the RESULT carries as "phase_ms"; the
+ * phase running (0 none or a setup, 1 numerics, 2 timing) since t0. */
+static struct {
+    double numerics_ms, timing_ms, t0;
+    int now;
+} clock_;
+
+static void phase_end(void)
 {
     double now = fattn_now_ms();
-    if (io->phase_now == 1)
-        io->numerics_ms += now - io->phase_t0;
-    else if (io->phase_now == 2)
-        io->timing_ms += now - io->phase_t0;
-    io->phase_now = 0;
-    io->phase_t0 = now;
+    if (clock_.now == 1)
+        clock_.numerics_ms += now - clock_.t0;
+    else if (clock_.now == 2)
+        clock_.timing_ms += now - clock_.t0;
+    clock_.now = 0;
+    clock_.t0 = now;
 }
 
 static void send_phase(fattn_engine_io *io, const char *name)
 {
-    phase_end(io);
-    io->phase_now = !strcmp(name, "numerics") ? 1 : !strcmp(name, "timing") ? 2 : 0;
+    phase_end();
+    clock_.now = !strcmp(name, "numerics") ? 1 : !strcmp(name, "timing") ? 2 : 0;
     phase_message(io->fd, name, NULL);
 }
 
 static void send_setup(fattn_engine_io *io, const char *what)
 {
-    phase_end(io);
+    phase_end();
     phase_message(io->fd, "setup", what);
 }
 
@@ -100,13 +107,13 @@ int fattn_worker_main(int fd)
             cJSON_Delete(ready);
         } else if ((m.type == FATTN_MSG_EVAL || m.type == FATTN_MSG_CONFIRM) && state) {
             cJSON *result = cJSON_CreateObject();
-            io.numerics_ms = io.timing_ms = 0, io.phase_now = 0, io.phase_t0 = fattn_now_ms();
+            clock_.numerics_ms = clock_.timing_ms = 0, clock_.now = 0, clock_.t0 = fattn_now_ms();
             int ruined = m.type == FATTN_MSG_EVAL ? ops->eval(state, m.json, m.payload, m.payload_len, &io, result)
                                                   : ops->confirm(state, m.json, m.payload, m.payload_len, &io, result);
-            phase_end(&io);
+            phase_end();
             cJSON *ms = cJSON_AddObjectToObject(result, "phase_ms");
-            cJSON_AddNumberToObject(ms, "numerics", io.numerics_ms);
-            cJSON_AddNumberToObject(ms, "timing", io.timing_ms);
+            cJSON_AddNumberToObject(ms, "numerics", clock_.numerics_ms);
+            cJSON_AddNumberToObject(ms, "timing", clock_.timing_ms);
             if (ruined)
                 cJSON_AddBoolToObject(result, "worker_exits", 1);
             rc = fattn_wire_send(fd, FATTN_MSG_RESULT, result, NULL, 0);

@@ -47,9 +47,9 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
         "ci_lo_us, ci_hi_us, p90_us, base_median_us, base_ci_lo_us, base_ci_hi_us, base_p90_us, speedup, "
         "speedup_ci_lo, speedup_ci_hi, mwu_p, cliffs_delta, verdict, trial_id, arch, base_kind, base_desc, "
         "resamples, level, target, timing_method, p10_us, base_p10_us, mwu_u, significant, p90_ok, success, "
-        "max_abs_err, base_max_abs_err, detail, previous_id, change_pct, regression) VALUES (?1, ?2, ?3, ?4, ?5, "
-        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, "
-        "?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41)";
+        "max_abs_err, base_max_abs_err, detail, previous_id, change_pct, regression, kernel_hash, as_searched) VALUES "
+        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+        "?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char now[32];
     const fattn_comparison *c = r->cmp;
@@ -65,6 +65,8 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     sqlite3_bind_int(st, 5, r->n);
     sqlite3_bind_int64(st, 6, r->seed);
     fattn_store_bind_text(st, 7, r->device);
+    fattn_store_bind_text(st, 42, r->kernel_hash);
+    sqlite3_bind_int(st, 43, r->as_searched);
     bind_double(st, 8, has, has ? c->cand_median : 0);
     bind_double(st, 9, has, has ? c->cand_lo : 0);
     bind_double(st, 10, has, has ? c->cand_hi : 0);

@@ -239,10 +239,15 @@ static const char *const migrations[] = {
     "CREATE INDEX sim_checks_by_kernel ON sim_checks (kernel_hash, config_key, head_dim, causal);\n",
     /* v8: where a trial's time went, as Kernel Tuner's T4 writer splits it:
      * the worker's numerics check and timing (its own clock), and the
-     * strategy's time since the trial before. NULL for earlier trials. */
+     * strategy's time since the trial before; and the kernel source a
+     * confirmation measured, and whether it was the study's on the study's
+     * arch (confirm --allow-kernel-change and --allow-arch-change measure
+     * others). NULL for earlier rows. */
     "ALTER TABLE trials ADD COLUMN validation_ms REAL;\n"
     "ALTER TABLE trials ADD COLUMN benchmark_ms REAL;\n"
-    "ALTER TABLE trials ADD COLUMN strategy_ms REAL;\n",
+    "ALTER TABLE trials ADD COLUMN strategy_ms REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN kernel_hash TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN as_searched INTEGER;\n",
 };
 
 int fattn_schema_latest(void)

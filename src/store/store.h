@@ -165,9 +165,11 @@ typedef struct fattn_confirm_rec {
     long long trial_id; /* the candidate's trial; 0 when none */
     const char *config_key;
     const char *arch, *device;
-    const char *baseline;  /* as given: "cudnn", "config:KEY", "trial:ID" */
-    const char *base_kind; /* "cudnn" or "config" */
-    const char *base_desc; /* what it was: "cuDNN 9.14.0, engine 7" or a key */
+    const char *kernel_hash; /* of the source measured (the study's, unless --allow-kernel-change) */
+    int as_searched;         /* 1: the study's kernel source on the study's arch */
+    const char *baseline;    /* as given: "cudnn", "config:KEY", "trial:ID" */
+    const char *base_kind;   /* "cudnn" or "config" */
+    const char *base_desc;   /* what it was: "cuDNN 9.14.0, engine 7" or a key */
     int n;
     long long seed;
     size_t resamples;

@@ -212,6 +212,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             break;
         if (!compiled[proposed[head]]) {
             fattn_compile_item *done = fattn_compiler_next(comp, &rc);
+            if (!done && !rc) /* a proposal nothing compiles: a fattn-tune bug */
+                rc = fattn_error(FATTN_EFAIL, "the search loop waits for a compile that was never submitted");
             if (!done || rc)
                 goto out;
             size_t d = (size_t)(done - items);

@@ -129,11 +129,18 @@ if command -v python3 >/dev/null; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema_version"] == "1.0.0"
+# Kernel Tuner 1.5.0's keys (tests/scripts/t4-peer.sh compares with its writer where PyPI is reachable).
+assert set(d) == {"schema_version", "metadata", "results"} and d["metadata"] == {"timeunit": "milliseconds"}, sorted(d)
 assert len(d["results"]) == 8, len(d["results"])
 ok = 0
 for r in d["results"]:
     for k in ("configuration", "times", "invalidity", "correctness"):
         assert k in r, k
+    assert set(r) == {"timestamp", "configuration", "objectives", "times", "invalidity", "correctness",
+                      "measurements"}, sorted(r)
+    assert set(r["times"]) == {"compilation", "benchmark", "framework", "search_algorithm", "validation",
+                               "runtimes"}, sorted(r["times"])
+    assert all(v >= 0 for k, v in r["times"].items() if k != "runtimes"), r["times"]
     assert r["invalidity"] in ("timeout", "compile", "runtime", "correctness", "constraints", "correct")
     assert set(r["configuration"]) == {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_WARPS", "STAGES", "UNROLL",
                                        "CP_ASYNC", "SWIZZLE", "HALF2", "SPLIT_KV", "Q_REGS"}

@@ -40,24 +40,30 @@ grep -q "^$key " out.txt || fail "the candidate in the table"
 [ "$(sql "SELECT count(*) FROM confirmations WHERE config_key = '$key' AND arch = 'sm_90' AND median_us > 0")" = 1 ] ||
     fail "the confirmation stored"
 
-# 2. An explicit limit overrides the study's, with a line; the gate then refuses, nothing written.
+# 2. An explicit limit overrides the study's: below the configuration, the gate refuses in one line and
+# nothing is written; above it, a line says so.
 before=$(digest)
 run "$tool" confirm --db fattn.db --n 20 --smem-limit 48K
 [ $rc = 1 ] || fail "confirm --smem-limit 48K: exit $rc, expected 1"
-grep -q "^fattn-tune: note: --smem-limit overrides study 1's limit: shared memory <= 49152 B, not shared memory <= 232448 B$" \
-    err.txt || fail "the override line"
-grep -q "^fattn-tune: candidate $key is rejected by the smem_overflow gate: .* 57344 B over limit 49152 B" err.txt ||
-    fail "the smem gate under the override"
+grep -q "^fattn-tune: candidate $key is rejected by the smem_overflow gate: .* 57344 B over limit 49152 B" err.txt &&
+    [ "$(wc -l <err.txt)" = 1 ] || fail "the smem gate under the override, in one line"
 [ "$before" = "$(digest)" ] || fail "a refused confirm wrote to the database"
+# An override the configuration passes says so.
+run "$tool" confirm --db fattn.db --n 20 --smem-limit 60K
+[ $rc = 0 ] || fail "confirm --smem-limit 60K: exit $rc"
+grep -q "^fattn-tune: note: --smem-limit overrides study 1's limit: shared memory <= 61440 B, not shared memory <= 232448 B$" \
+    err.txt || fail "the override line"
 
 # 3. bench --trial: the same limits.
 run "$tool" bench --trial 1 --db fattn.db --samples 5
 [ $rc = 0 ] || fail "bench --trial: exit $rc"
 grep -Eq "^fattn-tune: note: bench --trial re-gates on sm_90 under the gate limits study 1 was searched with \(shared memory <= 232448 B" err.txt ||
     fail "bench's limits line"
+[ "$(wc -l <err.txt)" = 1 ] || fail "bench: one line"
 grep -q "^$key  *ok " out.txt || fail "bench measured it"
 
 # 4. Another arch: one line naming both, exit 1; allowed, re-gated for sm_89 (its opt-in maximum).
+before=$(digest)
 run env FATTN_WORKER_HOOK=fake,arch=sm_89 "$tool" confirm --db fattn.db --n 20
 [ $rc = 1 ] || fail "confirm on another arch: exit $rc"
 grep -q "^fattn-tune: study 1 was searched on sm_90, this GPU is sm_89: confirm takes the study's arch; .* --allow-arch-change" \
@@ -72,6 +78,10 @@ grep -q "^fattn-tune: note: study 1's shared-memory limit of 232448 B is over sm
     err.txt || fail "the opt-in clamp line"
 grep -q "^confirm: study 1, .* on sm_89," out.txt || fail "confirmed on sm_89"
 [ "$(sql "SELECT arch FROM confirmations ORDER BY id DESC LIMIT 1")" = sm_89 ] || fail "the confirmation's arch"
+# The header claims the study's own last confirmation (on sm_90), not the sm_89 one.
+own=$(sql "SELECT max(id) FROM confirmations WHERE arch = 'sm_90' AND kernel_hash = (SELECT kernel_hash FROM studies)")
+"$tool" -q export --db fattn.db -o claimed.h
+grep -q "^ \* confirmed: median .*; confirmation $own, " claimed.h || fail "the header claims another arch's confirmation"
 
 # 5. Another kernel source: one line naming both hashes, exit 1, for each command; allowed, re-gated and re-compiled.
 cp -r "$src/kernels" k2
@@ -95,25 +105,34 @@ run "$tool" confirm --db fattn.db --kernel-dir k2 --n 20 --allow-kernel-change
 [ $rc = 0 ] || fail "confirm --allow-kernel-change: exit $rc"
 grep -q "^fattn-tune: note: --allow-kernel-change: .*; confirm re-gates and re-compiles under it$" err.txt ||
     fail "confirm's allowed kernel line"
+[ "$(sql "SELECT kernel_hash = (SELECT kernel_hash FROM studies) FROM confirmations ORDER BY id DESC LIMIT 1")" = 0 ] ||
+    fail "the confirmation records the source it measured"
+"$tool" -q export --db fattn.db -o claimed.h
+grep -q "^ \* confirmed: median .*; confirmation $own, " claimed.h || fail "the header claims another kernel's confirmation"
+# Allowed kernel, refused arch: the refusal alone, one line.
+run env FATTN_WORKER_HOOK=fake,arch=sm_89 "$tool" confirm --db fattn.db --kernel-dir k2 --n 20 --allow-kernel-change
+[ $rc = 1 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "this GPU is sm_89" err.txt ||
+    fail "a refusal after an allowed change: exit $rc, $(wc -l <err.txt) lines"
 # Re-compiled: a kernel that no longer compiles stops the allowed export.
 cp -r "$src/kernels" k3
 echo "this is not C++;" >>k3/fattn_fwd.cu
 run "$tool" export --db fattn.db --kernel-dir k3 --kernel k3.cu --allow-kernel-change
-[ $rc = 1 ] && grep -q "^fattn-tune: $key is rejected by the compile_error gate" err.txt ||
-    fail "an allowed kernel that does not compile: exit $rc"
+[ $rc = 1 ] && grep -q "^fattn-tune: $key is rejected by the compile_error gate" err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
+    fail "an allowed kernel that does not compile: exit $rc, $(wc -l <err.txt) lines"
 [ ! -e k3.cu ] || fail "export wrote a kernel that does not compile"
 
-# 6. A study that stored no limits: the defaults, said in one line; the 57,344-byte configuration is then refused.
+# 6. A study that stored no limits: the defaults; the 57,344-byte configuration is then refused, in one line.
 python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE studies SET limits_json = ''\"); c.commit()" fattn.db
 before=$(digest)
 run "$tool" confirm --db fattn.db --n 20
 [ $rc = 1 ] || fail "confirm of a study without limits: exit $rc"
-grep -q "^fattn-tune: note: study 1 stores no gate limits (an older fattn-tune): confirm re-gates on sm_90 under the defaults (shared memory <= 49152 B," \
-    err.txt || fail "the defaults line"
-grep -q "smem_overflow gate" err.txt || fail "refused under the default limit"
+grep -q "smem_overflow gate: .* 57344 B over limit 49152 B" err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
+    fail "refused under the default limit, in one line"
 [ "$before" = "$(digest)" ] || fail "a refused confirm wrote to the database"
 run "$tool" confirm --db fattn.db --n 20 --smem-limit max
 [ $rc = 0 ] || fail "confirm --smem-limit max of a study without limits: exit $rc"
+grep -q "^fattn-tune: note: study 1 stores no gate limits (an older fattn-tune): confirm re-gates on sm_90 under the defaults (shared memory <= 49152 B," \
+    err.txt || fail "the defaults line"
 grep -q "^fattn-tune: note: --smem-limit overrides study 1's limit: shared memory <= 232448 B, not shared memory <= 49152 B (the default)$" \
     err.txt || fail "the override of the defaults"
 echo "ok: confirm, bench --trial and export --kernel take the study's limits, arch and kernel"
