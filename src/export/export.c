@@ -322,6 +322,15 @@ static void write_header(const best *b, FILE *out)
     fputs("\n#endif /* FATTN_TUNED_H */\n", out);
 }
 
+/* A JSON string, or null for a column the study did not record. */
+static void json_string_or_null(FILE *out, const char *s)
+{
+    if (s)
+        fattn_json_string(out, s);
+    else
+        fputs("null", out);
+}
+
 static void write_json(const best *b, FILE *out)
 {
     char now[32];
@@ -337,18 +346,12 @@ static void write_json(const best *b, FILE *out)
     fputs("  \"arch\": ", out);
     fattn_json_string(out, b->arch);
     fputs(",\n  \"device\": ", out);
-    if (b->device)
-        fattn_json_string(out, b->device);
-    else
-        fputs("null", out);
+    json_string_or_null(out, b->device);
     fprintf(out,
             ",\n  \"metric\": {\"median_us\": %.6g, \"p10_us\": %.6g, \"p90_us\": %.6g, \"tflops\": %.6g, "
             "\"gbps\": %.6g, \"timing\": ",
             b->median, b->p10, b->p90, b->tflops, b->gbps);
-    if (b->timing)
-        fattn_json_string(out, b->timing);
-    else
-        fputs("null", out);
+    json_string_or_null(out, b->timing);
     fputs("},\n  \"confirmation\": ", out);
     if (b->conf_id) {
         fprintf(out,
@@ -382,17 +385,11 @@ static void write_json(const best *b, FILE *out)
     fputs(",\n  \"space_hash\": ", out);
     fattn_json_string(out, b->space_hash);
     fputs(",\n  \"nvrtc_options\": ", out);
-    if (b->options)
-        fattn_json_string(out, b->options);
-    else
-        fputs("null", out);
+    json_string_or_null(out, b->options);
     fputs(",\n  \"nvcc_flags\": ", out);
     fattn_json_string(out, b->nvcc_full);
     fputs(",\n  \"cache_key\": ", out);
-    if (b->cache_key)
-        fattn_json_string(out, b->cache_key);
-    else
-        fputs("null", out);
+    json_string_or_null(out, b->cache_key);
     fputs("\n}\n", out);
 }
 

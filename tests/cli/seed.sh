@@ -28,8 +28,8 @@ order() { sql "$1" "SELECT group_concat(key) AS k FROM (SELECT key FROM compile_
 sequence() { sql "$1" "SELECT group_concat(config_key || ':' || status, ' ') AS s FROM
     (SELECT config_key, status FROM trials WHERE study_id = $2 ORDER BY seq)"; }
 
-FATTN_TEST_COMPILE_JITTER=1,250 search a.db
-FATTN_TEST_COMPILE_JITTER=2,250 search b.db
+FATTN_TEST_COMPILE_JITTER=1,150 search a.db
+FATTN_TEST_COMPILE_JITTER=2,150 search b.db
 search a.db # warm: every compile a cache hit
 cold_a=$(sequence a.db 1) cold_b=$(sequence b.db 1) warm=$(sequence a.db 2)
 [ "$(sql a.db "SELECT count(*) FROM trials WHERE study_id = 1 AND median_us IS NOT NULL")" = 20 ] ||
