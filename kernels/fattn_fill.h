@@ -6,6 +6,12 @@
  * of (s, t, i), mapped to [-1, 1) with 24 bits of resolution: any element can
  * be regenerated anywhere without the others, so the host can recompute a
  * few rows exactly as the device filled them. Plain C as well as CUDA C++.
+ *
+ * Two input sets come from one seed: uniform (the values as they are) and
+ * peaky (Q and K times FATTN_FILL_PEAKY before the rounding to fp16). With
+ * uniform values the scores q.k / sqrt(D) have a standard deviation of 1/3
+ * (each product's variance is 1/9), so the softmax is nearly flat; times 3
+ * each, the scores' is 3, and the running maximum and its rescaling matter.
  */
 #ifndef FATTN_KERNELS_FATTN_FILL_H
 #define FATTN_KERNELS_FATTN_FILL_H
@@ -13,7 +19,10 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define FATTN_FILL_FN static __host__ __device__ __forceinline__
 #else
-#define FATTN_FILL_FN static inline
+#define FATTN_FILL_FN    static inline
+/* The factor of Q and K in the peaky input set. */
+#define FATTN_FILL_PEAKY 3.0f
+
 #endif
 
 /* The splitmix64 finalizer. */
@@ -33,5 +42,8 @@ FATTN_FILL_FN float fattn_fill_value(unsigned long long seed, unsigned tensor, u
     x = fattn_fill_mix(x + 0x9e3779b97f4a7c15ull);
     return (float)(x >> 40) * (1.0f / 8388608.0f) - 1.0f;
 }
+
+/* The factor of Q and K in the peaky input set. */
+#define FATTN_FILL_PEAKY 3.0f
 
 #endif

@@ -72,10 +72,12 @@ fattn_ref(const half *__restrict__ q, const half *__restrict__ k, const half *__
         o[d] = acc[d] / sum;
 }
 
-/* dst[i] = fp16(fattn_fill_value(seed, tensor, i)) for i < n; any grid. */
-extern "C" __global__ void fattn_fill(half *dst, unsigned long long n, unsigned long long seed, unsigned tensor)
+/* dst[i] = fp16(mul * fattn_fill_value(seed, tensor, i)) for i < n; any grid
+ * (mul: 1, or FATTN_FILL_PEAKY for Q and K of the peaky input set). */
+extern "C" __global__ void fattn_fill(half *dst, unsigned long long n, unsigned long long seed, unsigned tensor,
+                                      float mul)
 {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x)
-        dst[i] = __float2half_rn(fattn_fill_value(seed, tensor, i));
+        dst[i] = __float2half_rn(mul * fattn_fill_value(seed, tensor, i));
 }

@@ -24,6 +24,11 @@ atol = rtol = 1e-2; 2 when the export holds no confirmation.
     fattn-tune export --study N --format cubin -o best.cubin
     python3 scripts/compare_sdpa.py --json best.json --cubin best.cubin --n 100
 
+One process for many pairs (PyTorch and CUDA start once; the speed stage of
+scripts/device-check.sh): `--serve` reads lines "JSON CUBIN" from standard
+input and answers each with "done STATUS" on standard output once its table
+is written, so that the caller's next GPU work never overlaps a comparison.
+
 Needs a GPU and PyTorch (the device machine has both). The kernel is
 launched through the CUDA driver API (ctypes on libcuda.so.1).
 """
@@ -160,8 +165,13 @@ class FattnKernel:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", required=True, help="fattn-tune export --format json of the config")
-    ap.add_argument("--cubin", required=True, help="fattn-tune export --format cubin of the same study")
+    ap.add_argument("--json", help="fattn-tune export --format json of the config")
+    ap.add_argument("--cubin", help="fattn-tune export --format cubin of the same study")
+    ap.add_argument("--serve", action="store_true",
+                    help="one process for many pairs (PyTorch and CUDA set up once): read lines 'JSON CUBIN' "
+                    "from standard input, compare each as --json and --cubin would, and answer each with one "
+                    "line 'done STATUS' on standard output (the tables go to --markdown and the log to standard "
+                    "error); ends at end of input")
     ap.add_argument("--n", type=int, default=100, help="timed graph replays per backend (default 100)")
     ap.add_argument("--reps", type=int, default=20, help="calls per CUDA graph (default 20)")
     ap.add_argument("--warmup", type=int, default=5, help="graph replays before sampling (default 5)")
@@ -173,25 +183,57 @@ def main():
     ap.add_argument("--summary-json", help="append one JSON line (medians, CIs, versions) to this file; "
                     "scripts/speed_table.py turns such lines into the issue-5 table")
     a = ap.parse_args()
+    if a.serve:
+        if a.json or a.cubin:
+            ap.error("--serve reads its pairs from standard input: no --json or --cubin")
+        out = sys.stdout
+        sys.stdout = sys.stderr  # the tables and notes; standard output carries the answers only
+        for line in sys.stdin:
+            words = line.split()
+            if len(words) != 2:
+                print(f"compare_sdpa.py: expected 'JSON CUBIN', got {line.strip()!r}", file=sys.stderr)
+                rc = 2
+            else:
+                try:
+                    rc = compare(a, words[0], words[1])
+                except Exception as e:  # a pair that fails must not end the process the others need
+                    print(f"compare_sdpa.py: {words[0]}: {type(e).__name__}: {e}", file=sys.stderr)
+                    rc = 1
+            out.write(f"done {rc}\n")
+            out.flush()
+        return 0
+    if not a.json or not a.cubin:
+        ap.error("expected --json and --cubin, or --serve")
+    return compare(a, a.json, a.cubin)
 
-    desc = json.load(open(a.json))
+
+_torch = {}
+
+
+def compare(a, json_path, cubin_path):
+    """One pair: the exported configuration beside PyTorch SDPA. Returns the
+    exit status: 0, 1 (disagreement, numerics, no timing) or 2 (no
+    confirmation)."""
+
+    desc = json.load(open(json_path))
     conf = desc.get("confirmation")
     if not conf or not conf.get("median_us"):
-        print(f"compare_sdpa.py: {a.json} holds no confirmation of {desc.get('config_key')}: run fattn-tune "
+        print(f"compare_sdpa.py: {json_path} holds no confirmation of {desc.get('config_key')}: run fattn-tune "
               "confirm on its study first (the search's median, the best of many candidates, is no fair "
               "reference)", file=sys.stderr)
-        sys.exit(2)
+        return 2
     reported = float(conf["median_us"])
 
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    cubin = open(a.cubin, "rb").read()
+    cubin = open(cubin_path, "rb").read()
     sh = desc["shape"]
     B, H, S, D, causal = sh["batch"], sh["heads"], sh["seqlen"], sh["head_dim"], bool(sh["causal"])
     if not torch.cuda.is_available():
-        sys.exit("compare_sdpa.py: no GPU visible to PyTorch")
+        print("compare_sdpa.py: no GPU visible to PyTorch", file=sys.stderr)
+        return 1
     dev = torch.device("cuda")
     torch.cuda.init()
     props = torch.cuda.get_device_properties(dev)
@@ -210,7 +252,9 @@ def main():
     sets = [tuple(tensor(a.seed * 7919 + 1 + s, t) for t in range(3)) for s in range(nsets)]
     out = torch.empty(B, H, S, D, device=dev, dtype=torch.float16)
 
-    drv = Driver()
+    if "driver" not in _torch:
+        _torch["driver"] = Driver()
+    drv = _torch["driver"]
     torch.zeros(1, device=dev)  # the runtime's primary context is current on this thread from here
     kern = FattnKernel(drv, cubin, desc)
 
@@ -327,9 +371,8 @@ def main():
             for name, xs in samples.items():
                 for i, x in enumerate(xs):
                     f.write(f"{shape},{name},{i},{x:.4f}\n")
-    if base is None or not agree or bad:
-        sys.exit(1)
+    return 1 if base is None or not agree or bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,6 +19,11 @@
 #   scripts/device-cache.sh [--build DIR] [SHAPE[:causal]...]
 #   scripts/device-cache.sh                              # small
 #   scripts/device-cache.sh 4,16,2048,128:causal          # large-causal
+#   scripts/device-cache.sh --speed                      # the speed stage's
+#
+# --speed: search/space-speed.json with --smem-limit max at D = 64 and 128,
+# causal and not (the four kernels the speed stage's twelve pairs compile:
+# S, B and H are run-time arguments).
 #
 # FATTN_CHECK_FILTER=EXPR compiles only the configurations matching (as it
 # narrows device-check.sh's searches).
@@ -28,6 +33,12 @@ build=build-device
 if [ "${1:-}" = --build ]; then
     build=$2
     shift 2
+fi
+space=() limits=()
+if [ "${1:-}" = --speed ]; then
+    space=(--space search/space-speed.json) limits=(--smem-limit max)
+    shift
+    [ $# -gt 0 ] || set -- 1,8,512,64 1,8,512,64:causal 4,16,2048,128 4,16,2048,128:causal
 fi
 [ $# -gt 0 ] || set -- 2,8,512,64
 for study in "$@"; do
@@ -46,8 +57,13 @@ for study in "$@"; do
     causal=()
     [ "$shape" = "$study" ] || causal=(--causal)
     FATTN_KERNEL_DIR=$PWD/kernels "$build/fattn-tune" compile --arch sm_90 --shape "$shape" "${causal[@]}" \
+        "${space[@]}" "${limits[@]}" \
         ${filter:+--filter "$filter"} --db "$db" -q
 done
 n=$("$build/fattn-tune" -q query --db "$db" --format csv --sql "SELECT count(*) FROM compile_cache WHERE arch = 'sm_90'" | tail -1)
 xz -T0 -6 -f "$db"
+cache_b=$(du -sb device-cache | cut -f1)
+build_b=$(du -sb "$build" | cut -f1)
 echo "device-cache.sh: $db.xz ($n cubins for $*, $(du -h "$db.xz" | cut -f1)); carry device-cache"
+echo "device-cache.sh: carried: device-cache $((cache_b / 1048576)) MiB + $build $((build_b / 1048576)) MiB = $(((cache_b + build_b) / 1048576)) MiB of 64"
+[ $((cache_b + build_b)) -le $((64 * 1048576)) ] || { echo "device-cache.sh: over the 64 MiB the device tool carries" >&2; exit 1; }

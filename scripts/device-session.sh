@@ -12,6 +12,9 @@
 #                               # minutes on the GPU
 # Then through the device tool:
 #   run(command="scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
+# The speed table of every seed shape (issue 33), its cache made with
+# `scripts/device-cache.sh --speed`:
+#   run(command="FATTN_SESSION_STAGES=speed scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
 #
 # Order: first (the first questions; when one fails, the rest of the time
 # goes to env, tests and diagnostics for an offline fix, and nothing else
@@ -106,6 +109,15 @@ diagnose() {
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 log "start: ${gpu:-no nvidia-smi}; $(left) s"
+# What the device tool carried (64 MiB in all): each path's size.
+total=0
+for p in "$build" "$(dirname "$cache")"; do
+    [ -e "$p" ] || { log "carried: ${p#"$root"/} absent"; continue; }
+    b=$(du -sb "$p" | cut -f1)
+    total=$((total + b))
+    log "carried: ${p#"$root"/} $((b / 1048576)) MiB ($b bytes)"
+done
+log "carried: $((total / 1048576)) MiB in all, of the 64 MiB the device tool carries"
 if ! stage first; then
     diagnose
     for s in env tests; do stage "$s"; done
@@ -120,6 +132,9 @@ for s in ${FATTN_SESSION_STAGES:-env small tests tune}; do
         [ $b -gt 360 ] && b=360
         [ $b -ge 60 ] || { log "stage tune not started: $(left) s left"; failed=1; break; }
         stage tune FATTN_TUNE_BUDGET=${b}s || failed=1
+    elif [ "$s" = speed ]; then
+        # Its search budgets scale down to what is left.
+        stage speed FATTN_SPEED_LEFT_S=$(($(left) - 15)) || failed=1
     else
         stage "$s" || failed=1
     fi

@@ -1,5 +1,16 @@
 #!/usr/bin/env python3
-"""speed_table.py - issue 5's acceptance table from compare_sdpa.py's summary lines.
+"""speed_table.py - the speed table: fattn-tune beside PyTorch SDPA per shape.
+
+With --pairs (the speed stage's speed-pairs.jsonl, one line per shape and
+mask: fattn-tune's confirmed median and 95% CI, trials measured, gate
+survivors, search budget, our own baseline), one row per pair, joined with
+compare_sdpa.py's summary line for it where there is one, with TFLOP/s, the
+ratios and whether the pair's chain (confirm of 100 samples, compare
+agreeing within 10%) is complete: issue 33's table. Exit 1 unless every
+chain is complete.
+
+Without --pairs, issue 5's acceptance table from compare_sdpa.py's summary
+lines:
 
 Reads the JSON lines `scripts/compare_sdpa.py --summary-json FILE` appends
 (one per shape: medians and bootstrap 95% CIs of fattn-tune and of each
@@ -100,29 +111,104 @@ def table(lines):
     return out, passed_all
 
 
+def ci_cell(m, ci):
+    return "-" if m is None else f"{m:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{m:.2f}"
+
+
+def ratio(num, den):
+    return f"{num / den:.2f}" if num and den else "-"
+
+
+def pair_table(pairs, summaries):
+    """The issue-33 table: one row per (shape, mask) fattn-tune measured,
+    joined with compare_sdpa.py's line for it where there is one. Returns
+    (rows, every chain complete)."""
+    out = ["| B,H,S,D | mask | config | fattn-tune confirmed us [95% CI] | TFLOP/s | trials / survivors / budget "
+           "| our baseline us [95% CI] | torch flash us | torch cudnn us | baseline / ours | flash / ours "
+           "| torch cudnn / ours | chain | bar |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    complete = True
+    for p in pairs:
+        sh = p["shape"]
+        flops = 4.0 * sh[0] * sh[1] * sh[2] * sh[2] * sh[3] * (0.5 if p["causal"] else 1.0)
+        cmp = next((ln for ln in summaries if list(ln["shape"]) == list(sh) and bool(ln["causal"]) == bool(p["causal"])
+                    and ln["config"] == p["config"]), None)
+        bk = cmp["backends"] if cmp else {}
+        ours = p.get("median_us")
+        problems = []
+        if not ours or p.get("n", 0) < 100:
+            problems.append(f"confirm with {p.get('n', 0)} samples")
+        if not cmp:
+            problems.append("not compared")
+        elif not cmp.get("agree", False):
+            problems.append("compare disagrees beyond 10%")
+        complete &= not problems
+        bar = verdict(cmp)[1] if cmp else "-"
+        base = f"{p.get('base_desc', '-')}: {ci_cell(p.get('base_median_us'), p.get('base_ci_us'))}"
+        row = [",".join(map(str, sh)), "causal" if p["causal"] else "none", f"`{p['config']}`",
+               ci_cell(ours, p.get("ci_us")), f"{flops / ours / 1e6:.1f}" if ours else "-",
+               f"{p.get('measured', '?')} / {p.get('survivors', '?')} / {p.get('budget_s', '?')} s", base,
+               cell(bk["torch flash"]) if "torch flash" in bk else "-",
+               cell(bk["torch cudnn"]) if "torch cudnn" in bk else "-",
+               ratio(p.get("base_median_us"), ours),
+               ratio(bk.get("torch flash", {}).get("median_us"), ours),
+               ratio(bk.get("torch cudnn", {}).get("median_us"), ours),
+               "complete" if not problems else "; ".join(problems), bar]
+        out.append("| " + " | ".join(row) + " |")
+    return out, complete
+
+
+def read_lines(path, keys):
+    with open(path) as f:
+        lines = [json.loads(t) for t in f if t.strip()]
+    for ln in lines:
+        for k in keys:
+            if k not in ln:
+                raise ValueError(f"a line lacks '{k}'")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("summary", help="JSON lines from compare_sdpa.py --summary-json")
+    ap.add_argument("summary", nargs="?", help="JSON lines from compare_sdpa.py --summary-json")
+    ap.add_argument("--pairs", help="JSON lines of fattn-tune's side, one per (shape, mask): the speed stage's "
+                    "speed-pairs.jsonl (confirmed median and CI, trials, survivors, budget, our baseline); with "
+                    "it, one row per pair, compared or not, and exit 1 unless every chain is complete")
     a = ap.parse_args()
+    if not a.summary and not a.pairs:
+        ap.error("expected a summary file, --pairs FILE, or both")
     try:
-        with open(a.summary) as f:
-            lines = [json.loads(t) for t in f if t.strip()]
-        for ln in lines:
-            for k in ("shape", "causal", "config", "backends"):
-                if k not in ln:
-                    raise ValueError(f"a line lacks '{k}'")
+        lines = read_lines(a.summary, ("shape", "causal", "config", "backends")) if a.summary else []
+        pairs = read_lines(a.pairs, ("shape", "causal", "config")) if a.pairs else []
     except (OSError, ValueError) as e:
-        print(f"speed_table.py: {a.summary}: {e}", file=sys.stderr)
+        print(f"speed_table.py: {e}", file=sys.stderr)
         return 2
-    if not lines:
+    if not lines and not pairs:
         print(f"speed_table.py: {a.summary}: no summary lines", file=sys.stderr)
         return 2
-    first = lines[0]
-    print(f"Measured {first.get('date', '?')} on {first.get('device', '?')}, driver CUDA {first.get('driver', '?')}, "
-          f"PyTorch {first.get('torch', '?')} (CUDA {first.get('cuda', '?')}, cuDNN {first.get('cudnn', '?')}); "
-          f"{first.get('n', '?')} samples per side, each one CUDA-graph replay of {first.get('reps', '?')} calls; "
-          "medians with bootstrap 95% CIs (scripts/compare_sdpa.py).")
+    if lines:
+        first = lines[0]
+        print(f"Measured {first.get('date', '?')} on {first.get('device', '?')}, driver CUDA "
+              f"{first.get('driver', '?')}, PyTorch {first.get('torch', '?')} (CUDA {first.get('cuda', '?')}, "
+              f"cuDNN {first.get('cudnn', '?')}); {first.get('n', '?')} samples per side, each one CUDA-graph "
+              "replay of {} calls; medians with bootstrap 95% CIs (scripts/compare_sdpa.py).".format(
+                  first.get('reps', '?')))
+    else:
+        print(f"Measured on {pairs[0].get('device', '?')}; no PyTorch comparison (scripts/compare_sdpa.py) "
+              "ran.")
     print()
+    if pairs:
+        print("fattn-tune's side is its own `confirm --n 100` of the best configuration its search found "
+              "(medians and bootstrap 95% CIs); our baseline is cuDNN through fattn-tune's worker on non-causal "
+              "shapes and the FA2-like configuration of our kernel on causal ones; the torch columns come from "
+              "one compare_sdpa.py process timing the exported cubin beside PyTorch SDPA. Ratios above 1: "
+              "fattn-tune faster.")
+        print()
+        rows, ok = pair_table(pairs, lines)
+        print("\n".join(rows))
+        print()
+        print(f"**{'Every pair: search, confirm, export and compare complete.' if ok else 'Some pairs are incomplete.'}**")
+        return 0 if ok else 1
     rows, ok = table(lines)
     print("\n".join(rows))
     print()

@@ -45,8 +45,7 @@ static fattn_gpu_eval_config config(void)
         .warmup = 2,
         .reps = 20,
         .samples = 10,
-        .atol = 1e-2,
-        .rtol = 1e-2,
+        .tol = {1e-2, 1e-2, FATTN_DEFAULT_MAX_REL_L2},
         .kernel_timeout_ms = t_ms(3000),
         .setup_timeout_ms = t_ms(60000),
     };

@@ -44,8 +44,7 @@ static fattn_evaluator *open_engine(const fattn_shape *s, const fattn_arch *arch
         .warmup = 2,
         .reps = 10,
         .samples = 8,
-        .atol = 1e-2,
-        .rtol = 1e-2,
+        .tol = {1e-2, 1e-2, FATTN_DEFAULT_MAX_REL_L2},
         .kernel_timeout_ms = 20000,
     };
     if (fattn_evaluator_open_gpu(&c, &e))

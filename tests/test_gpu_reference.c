@@ -65,7 +65,8 @@ int main(void)
         CUdeviceptr qkv[3], out;
         for (unsigned t = 0; t < 3; ++t) {
             CK(cu.cuMemAlloc(&qkv[t], n * 2));
-            void *args[] = {&qkv[t], &n, &seed, &t};
+            float mul = 1.0f;
+            void *args[] = {&qkv[t], &n, &seed, &t, &mul};
             CK(cu.cuLaunchKernel(fill, 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
         }
         CK(cu.cuMemAlloc(&out, n * 4));
@@ -82,7 +83,7 @@ int main(void)
         for (unsigned t = 0; t < 3; ++t) {
             CK(cu.cuMemcpyDtoH(host_in, qkv[t], n * 2));
             for (unsigned long long i = 0; i < n; ++i)
-                differ += fattn_half_to_float(host_in[i]) != fattn_input_value(seed, t, i);
+                differ += fattn_half_to_float(host_in[i]) != fattn_input_value(seed, FATTN_INPUTS_UNIFORM, t, i);
         }
         t_case = "fill";
         CHECK_INT(differ, 0);
@@ -97,7 +98,7 @@ int main(void)
                 row = 0;
             if (i == 1)
                 row = sq - 1;
-            fattn_cpu_attention_row(s, seed, bb, hh, row, want);
+            fattn_cpu_attention_row(s, seed, FATTN_INPUTS_UNIFORM, bb, hh, row, want);
             size_t base = (((size_t)bb * (size_t)h + (size_t)hh) * (size_t)sq + (size_t)row) * (size_t)s->head_dim;
             for (int d = 0; d < s->head_dim; ++d) {
                 double err = fabs(gpu[base + d] - want[d]) / (1e-3 + fabs(want[d]));

@@ -62,33 +62,46 @@ static int kernel_line(const char *needle)
     return line;
 }
 
-/* Copies the kernel directory to a fresh folder with one exact edit of
- * fattn_fwd.cu (from must occur exactly once). Returns the folder, or NULL. */
-static char *planted(const char *name, const char *from, const char *to)
+/* One exact edit of DIR/fattn_fwd.cu (from must occur exactly once).
+ * Returns 0, or -1 (said). */
+static int edit(const char *dir, const char *name, const char *from, const char *to)
 {
-    static char dir[512];
-    char cmd[2048], *text = NULL;
-    snprintf(dir, sizeof dir, "%s/%s", tmp_root, name);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dir, fattn_default_kernel_dir(), dir);
-    if (system(cmd) != 0)
-        return NULL;
-    char *path = fattn_path_join(dir, "fattn_fwd.cu");
+    char *text = NULL, *path = fattn_path_join(dir, "fattn_fwd.cu");
     if (read_all(path, &text)) {
         free(path);
-        return NULL;
+        return -1;
     }
     char *at = strstr(text, from);
     if (!at || strstr(at + 1, from)) {
         fprintf(stderr, "planted %s: the kernel holds \"%s\" %s\n", name, from, at ? "more than once" : "nowhere");
         free(text), free(path);
-        return NULL;
+        return -1;
     }
     size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
     char *out = malloc(n);
     snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
     int rc = write_all(path, out);
     free(out), free(text), free(path);
-    return rc ? NULL : dir;
+    return rc ? -1 : 0;
+}
+
+/* Copies the kernel directory to a fresh folder with one exact edit of
+ * fattn_fwd.cu (from must occur exactly once), and a second where from2 is
+ * not NULL. Returns the folder, or NULL. */
+static char *planted2(const char *name, const char *from, const char *to, const char *from2, const char *to2)
+{
+    static char dir[512];
+    char cmd[2048];
+    snprintf(dir, sizeof dir, "%s/%s", tmp_root, name);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dir, fattn_default_kernel_dir(), dir);
+    if (system(cmd) != 0 || edit(dir, name, from, to) || (from2 && edit(dir, name, from2, to2)))
+        return NULL;
+    return dir;
+}
+
+static char *planted(const char *name, const char *from, const char *to)
+{
+    return planted2(name, from, to, NULL, NULL);
 }
 
 /* Runs cfg (a key or NAME=V list) from kernel dir `dir` at B,H,S,D. */
@@ -101,7 +114,8 @@ static int run(const char *dir, const char *cfg, const char *shape, int causal, 
         || fattn_shape_parse(shape, &s))
         return -1;
     s.causal = causal;
-    int rc = fattn_sim_check_config(&ks, &c, &s, 7, cache, r);
+    const fattn_sim_inputs in = {.seed = 7};
+    int rc = fattn_sim_check_config(&ks, &c, &s, &in, cache, r);
     fattn_kernel_src_release(&ks);
     if (rc == 0 && getenv("FATTN_TEST_VERBOSE"))
         fprintf(stderr, "%s %s %s: %s: %s\n", cfg, shape, causal ? "causal" : "", r->verdict, r->detail);
@@ -278,6 +292,72 @@ static void planted_bugs(void)
     t_case = "planted_bugs";
 }
 
+/* Issue 33: bugs that move every row by about 1/S pass the elementwise gate
+ * on uniform inputs and fail the norm-wise one; a causal diagonal off by
+ * one fails at the first rows. S = 2048 (2049 for the tail: a partial last
+ * key tile); only row blocks 0 and 31 are simulated, each in full. */
+static void norm_gate_plants(void)
+{
+    static const struct {
+        const char *name, *from, *to, *from2, *to2, *shape;
+        int causal, elementwise; /* the elementwise gate catches it too */
+    } bugs[] = {
+        {"drop-last-key", "const bool need_mask = n0 + BLOCK_N > seqlen ||",
+         "const bool need_mask = n0 + BLOCK_N >= seqlen ||", "if (col >= seqlen || (CAUSAL && col > row))",
+         "if (col >= seqlen - 1 || (CAUSAL && col > row))", "1,1,2048,64", 0, 0},
+        {"unmasked-tail", "if (col >= seqlen || (CAUSAL && col > row))", "if (CAUSAL && col > row)", NULL, NULL,
+         "1,1,2049,64", 0, 0},
+        {"causal-diagonal", "if (col >= seqlen || (CAUSAL && col > row))",
+         "if (col >= seqlen || (CAUSAL && col > row + 1))", NULL, NULL, "1,1,2048,64", 1, 1},
+    };
+    static const unsigned blocks[] = {0, 31}, first[] = {0};
+    const char *cfg = "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1";
+    fattn_kernel_src ks;
+    fattn_config c;
+    CHECK_INT(fattn_config_parse(cfg, "config", &c), 0);
+    for (size_t i = 0; i < sizeof bugs / sizeof *bugs; ++i) {
+        t_case = bugs[i].name;
+        fattn_shape s = {0};
+        CHECK_INT(fattn_shape_parse(bugs[i].shape, &s), 0);
+        s.causal = bugs[i].causal;
+        /* Causal: the first rows only (the kernel runs them last). */
+        const fattn_sim_inputs in = {
+            .seed = 7, .row_blocks = bugs[i].causal ? first : blocks, .nrow_blocks = bugs[i].causal ? 1 : 2};
+        const char *dirs[2] = {fattn_default_kernel_dir(),
+                               planted2(bugs[i].name, bugs[i].from, bugs[i].to, bugs[i].from2, bugs[i].to2)};
+        CHECK(dirs[1] != NULL);
+        for (int planted_bug = 0; planted_bug < 2 && dirs[planted_bug]; ++planted_bug) {
+            fattn_sim_check r;
+            CHECK_INT(fattn_kernel_src_load(dirs[planted_bug], FATTN_KERNEL_FILE, &ks), 0);
+            CHECK_INT(fattn_sim_check_config(&ks, &c, &s, &in, cache, &r), 0);
+            fattn_kernel_src_release(&ks);
+            CHECK_INT(r.rep.nfindings, 0);
+            CHECK_INT(r.num.n, (bugs[i].causal ? 1 : 2) * 64 * 64); /* the row blocks' rows */
+            fprintf(stderr, "  %s%s %s: %s: %s\n", planted_bug ? "" : "control of ", bugs[i].name, bugs[i].shape,
+                    r.verdict, r.detail);
+            if (!planted_bug) { /* the control: both sets, well inside the bound */
+                CHECK_STR(r.verdict, "ok");
+                CHECK(r.num.rel_l2 < FATTN_DEFAULT_MAX_REL_L2 / 5);
+                continue;
+            }
+            CHECK_STR(r.verdict, "numerics");
+            CHECK_INT(r.num.set, FATTN_INPUTS_UNIFORM); /* caught on the first set */
+            CHECK(r.num.l2_bad);
+            if (bugs[i].elementwise) {
+                /* which gate and where: both, at the first rows */
+                CHECK(r.num.n_bad > 0);
+                CHECK_CONTAINS(r.detail, "both gates failed");
+                CHECK(r.num.worst / 64 < 8);
+            } else {
+                CHECK_INT(r.num.n_bad, 0);
+                CHECK_INT(r.num.n_nonfinite, 0);
+                CHECK_CONTAINS(r.detail, "norm-wise gate failed on uniform inputs");
+            }
+        }
+    }
+    t_case = "norm_gate_plants";
+}
+
 /* A kernel with inline PTX of its own is refused, with the line. */
 static void foreign_ptx(void)
 {
@@ -319,6 +399,7 @@ int main(void)
     T_RUN(clean_configs);
     T_RUN(seeds_pad);
     T_RUN(planted_bugs);
+    T_RUN(norm_gate_plants);
     T_RUN(foreign_ptx);
     T_RUN(cached);
     char cmd[600];

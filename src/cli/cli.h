@@ -74,6 +74,7 @@ enum {
     OPT_TIMING_SETS,
     OPT_FLUSH_L2,
     OPT_ATOL,
+    OPT_MAX_REL_L2,
     OPT_RTOL,
     OPT_SKIP_GATE,
     OPT_TRIAL,
@@ -99,6 +100,7 @@ enum {
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"samples", required_argument, NULL, OPT_SAMPLES},            \
         {"timing-sets", required_argument, NULL, OPT_TIMING_SETS}, {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},      \
         {"atol", required_argument, NULL, OPT_ATOL}, {"rtol", required_argument, NULL, OPT_RTOL},                      \
+        {"max-rel-l2", required_argument, NULL, OPT_MAX_REL_L2},                                                       \
     {                                                                                                                  \
         "seed", required_argument, NULL, OPT_SEED                                                                      \
     }
@@ -205,7 +207,8 @@ void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n
 /* How candidates are measured (search, bench). */
 typedef struct cli_timing {
     long reps, warmup, samples, timing_sets, seed;
-    double timeout_ms, setup_ms, atol, rtol;
+    double timeout_ms, setup_ms;
+    fattn_tolerance tol;
     int flush_l2;
     uint64_t timing_salt; /* mixed into the timing inputs' seed: confirm's are not the search's */
 } cli_timing;

@@ -66,12 +66,12 @@ static int handle(void *ctx, int opt, const char *arg)
 
 static void add_row(fattn_rows *rows, const char *name, const fattn_eval_result *r)
 {
-    char cells[9][64];
-    const char *ptrs[9];
-    const unsigned char numeric[9] = {0, 0, 1, 1, 1, 1, 1, 1, 0};
+    char cells[10][64];
+    const char *ptrs[10];
+    const unsigned char numeric[10] = {0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
     snprintf(cells[0], sizeof cells[0], "%s", name);
     snprintf(cells[1], sizeof cells[1], "%s", fattn_eval_status_name(r->status));
-    for (int i = 2; i < 9; ++i)
+    for (int i = 2; i < 10; ++i)
         cells[i][0] = '\0';
     if (r->has_timing) {
         snprintf(cells[2], sizeof cells[2], "%.3f", r->timing.median_us);
@@ -79,11 +79,13 @@ static void add_row(fattn_rows *rows, const char *name, const fattn_eval_result 
         snprintf(cells[4], sizeof cells[4], "%.3f", r->timing.p90_us);
         snprintf(cells[5], sizeof cells[5], "%.1f", r->timing.tflops);
         snprintf(cells[6], sizeof cells[6], "%.1f", r->timing.gbps);
-        snprintf(cells[8], sizeof cells[8], "%s", r->timing_kind);
+        snprintf(cells[9], sizeof cells[9], "%s", r->timing_kind);
     }
-    if (r->has_numerics)
+    if (r->has_numerics) {
         snprintf(cells[7], sizeof cells[7], "%.3g", r->num.max_abs_err);
-    for (int i = 0; i < 9; ++i)
+        snprintf(cells[8], sizeof cells[8], "%.2g", r->num.rel_l2);
+    }
+    for (int i = 0; i < 10; ++i)
         ptrs[i] = cells[i][0] || i < 2 ? cells[i] : NULL;
     fattn_rows_add(rows, ptrs, numeric);
 }
@@ -206,9 +208,9 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     char shape[96];
     fattn_shape_format(&t.shape, shape, sizeof shape);
     const char *names[] = {"kernel",  "status", "median_us",   "p10_us", "p90_us",
-                           "TFLOP/s", "GB/s",   "max_abs_err", "timing"};
+                           "TFLOP/s", "GB/s",   "max_abs_err", "rel_l2", "timing"};
     fattn_rows rows;
-    fattn_rows_init(&rows, 9, names);
+    fattn_rows_init(&rows, 10, names);
     add_row(&rows, key, &res);
     if (o.baseline)
         add_row(&rows, "cudnn", &base);

@@ -122,9 +122,9 @@ static int print_stmt(fattn_store *s, sqlite3_stmt *st, FILE *out, int format, i
 /* The PRAGMAs that take an argument and only read: the argument names what
  * to read (a table, an index, a schema). Any other PRAGMA with an argument
  * sets something. */
-static const char *const read_pragmas[] = {"table_info",  "table_xinfo",       "table_list",      "index_list",
-                                           "index_info",  "index_xinfo",       "foreign_key_list", "integrity_check",
-                                           "quick_check", "foreign_key_check", NULL};
+static const char *const read_pragmas[] = {
+    "table_info",       "table_xinfo",     "table_list",  "index_list",        "index_info", "index_xinfo",
+    "foreign_key_list", "integrity_check", "quick_check", "foreign_key_check", NULL};
 
 /* The authorizer of --sql statements: sqlite3_stmt_readonly() passes ATTACH,
  * DETACH and PRAGMAs that set connection flags (writable_schema=1, ...), since
@@ -398,7 +398,8 @@ int cmd_query(int argc, char **argv, cli_common *c)
               "s.device, t.registers, t.spill_stores, t.spill_loads, t.stack_frame, t.smem_static, t.smem_dynamic, "
               "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "
               "t.cache_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.max_abs_err, t.norm_err, t.n_bad, "
-              "t.numerics_seed, t.run_ms, t.validation_ms, t.benchmark_ms, t.strategy_ms, fattn_fix(t.reason) AS fix, "
+              "t.rel_l2, t.numerics_inputs, t.numerics_seed, t.run_ms, t.validation_ms, t.benchmark_ms, t.strategy_ms, "
+              "fattn_fix(t.reason) AS fix, "
               "c.options AS nvrtc_options, c.log AS compile_log "
               "FROM trials t JOIN studies s ON s.id = t.study_id LEFT JOIN compile_cache c ON c.key = t.cache_key "
               "WHERE t.id = ?5";

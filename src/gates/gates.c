@@ -68,9 +68,12 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
                                "run compute-sanitizer on the configuration; the gates missed a layout bug"},
     [FATTN_R_TIMEOUT] = {"timeout", FATTN_STAGE_RUN, "the kernel ran past the watchdog limit",
                          "raise --kernel-timeout, or check the configuration for a hang"},
-    [FATTN_R_NUMERICS] = {"numerics", FATTN_STAGE_RUN,
-                          "the output differs from the reference beyond atol + rtol*|ref|, or holds NaN/Inf",
-                          "check the configuration's numerics; the detail names the worst element"},
+    [FATTN_R_NUMERICS] =
+        {"numerics", FATTN_STAGE_RUN,
+         "the output differs from the reference beyond atol + rtol*|ref| at an element, or by more "
+         "than --max-rel-l2 in relative L2 norm over all, on uniform or peaky inputs, or holds NaN/Inf",
+         "check the configuration's numerics; the detail names the gate that failed, both figures and "
+         "the worst element"},
     [FATTN_R_SIMULATOR] = {"simulator", FATTN_STAGE_RUN,
                            "the simulator (fattn-tune check) found a fault, a race or wrong numerics in the "
                            "configuration with this kernel source",

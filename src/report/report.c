@@ -251,7 +251,7 @@ static int top_table(fattn_store *s, long long study, FILE *f)
 {
     static const char sql[] =
         "SELECT t.id, t.config_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.registers, t.occupancy, "
-        "(SELECT printf('%.3f (%s vs %s)', c.median_us, c.verdict, c.baseline) FROM confirmations c WHERE "
+        "t.rel_l2, (SELECT printf('%.3f (%s vs %s)', c.median_us, c.verdict, c.baseline) FROM confirmations c WHERE "
         "c.study_id = t.study_id AND c.config_key = t.config_key AND c.median_us IS NOT NULL ORDER BY c.id DESC "
         "LIMIT 1) FROM trials t WHERE t.study_id = ?1 AND t.status = 'ok' ORDER BY t.median_us, t.id LIMIT 10";
     sqlite3_stmt *st;
@@ -259,7 +259,8 @@ static int top_table(fattn_store *s, long long study, FILE *f)
         return fattn_store_fail(s, "cannot read trials");
     sqlite3_bind_int64(st, 1, study);
     fputs("<table id=\"top10\"><tr><th>#</th><th>trial</th><th>config</th><th>median us</th><th>p10</th><th>p90</th>"
-          "<th>TFLOP/s</th><th>GB/s</th><th>registers</th><th>occupancy</th><th>confirmed us (verdict)</th></tr>\n",
+          "<th>TFLOP/s</th><th>GB/s</th><th>registers</th><th>occupancy</th><th>rel L2</th>"
+          "<th>confirmed us (verdict)</th></tr>\n",
           f);
     int rank = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -271,8 +272,11 @@ static int top_table(fattn_store *s, long long study, FILE *f)
                 sqlite3_column_double(st, 2), sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
                 sqlite3_column_double(st, 5), sqlite3_column_double(st, 6));
         fattn_html_escape(f, col(st, 7));
-        fprintf(f, "</td><td class=\"n\">%.2f</td><td>", sqlite3_column_double(st, 8));
-        fattn_html_escape(f, col(st, 9));
+        fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">", sqlite3_column_double(st, 8));
+        if (sqlite3_column_type(st, 9) != SQLITE_NULL) /* NULL before schema v9 */
+            fprintf(f, "%.2g", sqlite3_column_double(st, 9));
+        fputs("</td><td>", f);
+        fattn_html_escape(f, col(st, 10));
         fputs("</td></tr>\n", f);
     }
     sqlite3_finalize(st);

@@ -13,15 +13,26 @@
  *   garbage=FRAGMENT     the worker writes garbage instead of a message
  *   fault=FRAGMENT       a sticky fault (CUDA_ERROR_ILLEGAL_ADDRESS), then exit
  *   numerics=FRAGMENT    wrong output
+ *   plant=BUG            every kernel computes the INIT shape's attention on
+ *                        the CPU (fp64, both input sets) with a planted bug,
+ *                        held to the reference by the real numerics gates:
+ *                        drop-last-key (key S-1 ignored), unmasked-tail (the
+ *                        last key tile's zero-filled padding to a multiple of
+ *                        64 keys left in the softmax), causal-diagonal (row i
+ *                        also sees key i+1), none (no bug: the control)
+ *   plant-inputs=SET     only input set SET (uniform, peaky) for plant=
  *   init-error           INIT fails (as with no GPU)
  *   slow=MS              every EVAL takes MS milliseconds
  *   slower=FRAGMENT      matching keys run 10% slower (a regression)
  *   arch=ARCH            the commands take ARCH as the GPU's arch (sm_90
  *                        when absent; fattn_fake_hook())
- * A baseline request ("baseline": "cudnn") is answered as key "baseline-cudnn".
+ * Otherwise the numerics are made up (passing ones near a correct fp16
+ * kernel's figures). A baseline request ("baseline": "cudnn") is answered as
+ * key "baseline-cudnn".
  * CONFIRM answers each entry as an EVAL with "n" samples.
  * Not for users: it measures nothing.
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +41,17 @@
 #include <unistd.h>
 
 #include "run/engine.h"
+#include "run/numerics.h"
+#include "run/numerics_json.h"
 #include "util/err.h"
 
 typedef struct fake {
     char *hook;
     int samples;
+    fattn_shape shape;
+    fattn_tolerance tol;
+    int has_plant;
+    fattn_numerics plant; /* the planted bug's numerics, computed at INIT */
 } fake;
 
 /* The fragment of behaviour `name` ("crash") in the hook, or NULL. */
@@ -67,12 +84,117 @@ static int matches(const char *hook, const char *name, const char *key)
     return f && *f && strstr(key, f) != NULL;
 }
 
+static void fake_fini(void *state)
+{
+    fake *f = state;
+    free(f->hook);
+    free(f);
+}
+
+/* The planted bugs of plant=BUG: which keys row i of S sees, and how many
+ * zero keys (K = V = 0: score 0) join its softmax. */
+enum { PLANT_NONE, PLANT_DROP_LAST_KEY, PLANT_UNMASKED_TAIL, PLANT_CAUSAL_DIAGONAL };
+static const char *const plant_names[] = {"none", "drop-last-key", "unmasked-tail", "causal-diagonal"};
+
+static int plant_keys(int bug, int causal, int s, int i, int *zeros)
+{
+    *zeros = bug == PLANT_UNMASKED_TAIL ? (s + 63) / 64 * 64 - s : 0;
+    if (bug == PLANT_CAUSAL_DIAGONAL && causal)
+        return i + 2 < s ? i + 2 : s;
+    if (bug == PLANT_DROP_LAST_KEY)
+        return (causal ? i + 1 : s) - (causal ? i == s - 1 : 1);
+    return causal ? i + 1 : s;
+}
+
+/* Softmax(q K^T scale) V over keys [0, n) and `zeros` zero keys, in fp64. */
+static void attend(const float *q, const float *k, const float *v, int n, int zeros, int d, double *scores, double *out)
+{
+    double mx = zeros ? 0 : -INFINITY, sum;
+    for (int j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int c = 0; c < d; ++c)
+            dot += (double)q[c] * k[(size_t)j * (size_t)d + (size_t)c];
+        scores[j] = dot / sqrt((double)d);
+        mx = scores[j] > mx ? scores[j] : mx;
+    }
+    sum = zeros * exp(-mx);
+    for (int c = 0; c < d; ++c)
+        out[c] = 0;
+    for (int j = 0; j < n; ++j) {
+        double p = exp(scores[j] - mx);
+        sum += p;
+        for (int c = 0; c < d; ++c)
+            out[c] += p * v[(size_t)j * (size_t)d + (size_t)c];
+    }
+    for (int c = 0; c < d; ++c)
+        out[c] /= sum;
+}
+
+/* The numerics of a kernel with planted bug `bug` at f's shape: the worse
+ * input set's, through the real gates. Returns 0, or -1 with why. */
+static int plant_numerics(fake *f, int bug, const char *only, char *why, size_t why_size)
+{
+    const fattn_shape *sh = &f->shape;
+    const int d = sh->head_dim, s = sh->seqlen;
+    const size_t head = (size_t)s * (size_t)d, n = head * (size_t)sh->batch * (size_t)sh->heads;
+    if (n > ((size_t)1 << 24) || s > 8192) {
+        snprintf(why, why_size, "plant=%s: the shape is too large for the CPU (at most 2^24 elements)",
+                 plant_names[bug]);
+        return -1;
+    }
+    float *q = fattn_xmalloc(head * sizeof *q), *k = fattn_xmalloc(head * sizeof *k),
+          *v = fattn_xmalloc(head * sizeof *v);
+    float *ref = fattn_xmalloc(n * sizeof *ref);
+    uint16_t *out = fattn_xmalloc(n * sizeof *out);
+    double *scores = fattn_xmalloc((size_t)s * sizeof *scores), *row = fattn_xmalloc((size_t)d * 2 * sizeof *row);
+    const fattn_numerics *worse = NULL;
+    fattn_numerics each[FATTN_INPUT_SETS];
+    for (int set = 0; set < FATTN_INPUT_SETS; ++set) {
+        if (only && strcmp(only, fattn_input_set_name(set)))
+            continue;
+        for (size_t bh = 0; bh < (size_t)sh->batch * (size_t)sh->heads; ++bh) {
+            for (size_t i = 0; i < head; ++i) {
+                q[i] = fattn_input_value(1, set, 0, bh * head + i);
+                k[i] = fattn_input_value(1, set, 1, bh * head + i);
+                v[i] = fattn_input_value(1, set, 2, bh * head + i);
+            }
+            for (int i = 0; i < s; ++i) {
+                int zeros, keys = plant_keys(bug, sh->causal, s, i, &zeros), ok_zeros;
+                const float *qi = q + (size_t)i * (size_t)d;
+                size_t at = bh * head + (size_t)i * (size_t)d;
+                attend(qi, k, v, plant_keys(PLANT_NONE, sh->causal, s, i, &ok_zeros), 0, d, scores, row);
+                attend(qi, k, v, keys, zeros, d, scores, row + d);
+                for (int c = 0; c < d; ++c) {
+                    ref[at + (size_t)c] = (float)row[c];
+                    out[at + (size_t)c] = fattn_float_to_half((float)row[d + c]);
+                }
+            }
+        }
+        fattn_numerics_compare(out, ref, n, &f->tol, &each[set]);
+        each[set].set = set;
+        worse = worse ? fattn_numerics_worse(worse, &each[set]) : &each[set];
+    }
+    if (worse)
+        f->plant = *worse, f->has_plant = 1;
+    else
+        snprintf(why, why_size, "plant-inputs=%s: expected uniform or peaky", only);
+    free(q), free(k), free(v), free(ref), free(out), free(scores), free(row);
+    return worse ? 0 : -1;
+}
+
+static double number(const cJSON *j, const char *name, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
 static int fake_init(void **state, const cJSON *req, const void *ref, size_t ref_size, cJSON *ready, char *why,
                      size_t why_size)
 {
     (void)ref, (void)ref_size;
     const char *hook = getenv("FATTN_WORKER_HOOK");
-    char buf[16];
+    char buf[32];
+    *why = '\0';
     if (behaviour(hook, "init-error", buf, sizeof buf)) {
         snprintf(why, why_size, "no GPU: the fake engine was told to fail (FATTN_WORKER_HOOK=init-error)");
         return -1;
@@ -81,6 +203,32 @@ static int fake_init(void **state, const cJSON *req, const void *ref, size_t ref
     f->hook = fattn_xstrdup(hook ? hook : "fake");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(req, "samples");
     f->samples = cJSON_IsNumber(s) && s->valueint > 0 ? s->valueint : 30;
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(req, "shape");
+    f->shape =
+        (fattn_shape){(int)number(shape, "batch", 1), (int)number(shape, "heads", 1), (int)number(shape, "seqlen", 1),
+                      (int)number(shape, "head_dim", 64), (int)number(shape, "causal", 0)};
+    f->tol = (fattn_tolerance){number(req, "atol", FATTN_DEFAULT_ATOL), number(req, "rtol", FATTN_DEFAULT_RTOL),
+                               number(req, "max_rel_l2", FATTN_DEFAULT_MAX_REL_L2)};
+    const char *bug = behaviour(f->hook, "plant", buf, sizeof buf);
+    char only[32];
+    if (bug) {
+        int b = 0;
+        while (b < (int)(sizeof plant_names / sizeof *plant_names) && strcmp(plant_names[b], bug))
+            ++b;
+        if (b == (int)(sizeof plant_names / sizeof *plant_names)) {
+            snprintf(why, why_size, "plant=%s: expected none, drop-last-key, unmasked-tail or causal-diagonal", bug);
+            fake_fini(f);
+            return -1;
+        }
+        if (f->shape.seqlen < 1 || f->shape.batch < 1 || f->shape.heads < 1
+            || (f->shape.head_dim != 64 && f->shape.head_dim != 128)
+            || plant_numerics(f, b, behaviour(f->hook, "plant-inputs", only, sizeof only), why, why_size)) {
+            if (!*why)
+                snprintf(why, why_size, "plant=%s: INIT without a usable shape", bug);
+            fake_fini(f);
+            return -1;
+        }
+    }
     cJSON_AddStringToObject(ready, "name", "fake engine (FATTN_WORKER_HOOK), no GPU");
     cJSON_AddStringToObject(ready, "compute_capability", "9.0");
     cJSON_AddNumberToObject(ready, "sm_count", 132);
@@ -116,19 +264,29 @@ static int fake_one(fake *f, const char *key, int n, fattn_engine_io *io, cJSON 
         cJSON_AddStringToObject(result, "detail", "fake engine");
         return 1;
     }
-    cJSON *num = cJSON_AddObjectToObject(result, "numerics");
     int wrong = matches(f->hook, "numerics", key);
-    cJSON_AddNumberToObject(num, "n", 1000);
-    cJSON_AddNumberToObject(num, "n_bad", wrong ? 17 : 0);
-    cJSON_AddNumberToObject(num, "n_nonfinite", 0);
-    cJSON_AddNumberToObject(num, "max_abs_err", wrong ? 0.5 : 0.0009765625);
-    cJSON_AddNumberToObject(num, "max_abs_ref", 0.75);
-    cJSON_AddNumberToObject(num, "norm_err", wrong ? 0.5 / 0.75 : 0.0009765625 / 0.75);
-    cJSON_AddNumberToObject(num, "worst", 3);
-    cJSON_AddNumberToObject(num, "worst_out", 0.1);
-    cJSON_AddNumberToObject(num, "worst_ref", 0.1);
-    if (wrong) {
+    fattn_numerics made = {
+        .n = 1000,
+        .n_bad = wrong ? 17 : 0,
+        .max_abs_err = wrong ? 0.5 : 0.0009765625,
+        .max_abs_ref = 0.75,
+        .norm_err = wrong ? 0.5 / 0.75 : 0.0009765625 / 0.75,
+        .worst = 3,
+        .worst_out = 0.1,
+        .worst_ref = 0.1,
+        .l2_err = wrong ? 0.5 : 0.0075,
+        .l2_ref = 25,
+        .rel_l2 = wrong ? 0.02 : 3e-4,
+        .l2_bound = f->tol.max_rel_l2,
+    };
+    made.l2_bad = !(made.rel_l2 <= made.l2_bound);
+    const fattn_numerics *num = f->has_plant && strncmp(key, "baseline-", 9) ? &f->plant : &made;
+    fattn_numerics_to_json(result, "numerics", num);
+    if (!fattn_numerics_ok(num)) {
+        char detail[400];
+        fattn_numerics_describe(num, &f->shape, detail, sizeof detail);
         cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_NUMERICS);
+        cJSON_AddStringToObject(result, "detail", detail);
         return 0;
     }
     io->phase(io, "timing");
@@ -186,13 +344,6 @@ static int fake_confirm(void *state, const cJSON *req, const void *payload, size
     }
     cJSON_AddStringToObject(result, "status", ruined ? FATTN_EVAL_STATUS_FAULT : FATTN_EVAL_STATUS_OK);
     return ruined;
-}
-
-static void fake_fini(void *state)
-{
-    fake *f = state;
-    free(f->hook);
-    free(f);
 }
 
 const fattn_engine_ops fattn_engine_fake = {"fake", fake_init, fake_eval, fake_confirm, fake_fini};

@@ -8,7 +8,8 @@
  * EVAL checks and times one configuration:
  *  1. numerics: fresh inputs from the request's seed (fattn_fill), the output
  *     poisoned with NaN, the candidate and the reference run on the same
- *     inputs, every element compared on the host (numerics.c);
+ *     inputs, every element compared on the host (numerics.c), once for
+ *     each input set (uniform, peaky); the worse answers;
  *  2. timing, if the numerics pass: R back-to-back launches captured in a
  *     CUDA graph, rotating through the timing sets; W warm-up replays; then
  *     S samples, each the CUDA-event time of one replay divided by R (the
@@ -32,6 +33,7 @@
 #include "gpu/driver.h"
 #include "run/engine.h"
 #include "run/numerics.h"
+#include "run/numerics_json.h"
 #include "target/shape.h"
 #include "util/err.h"
 
@@ -54,7 +56,7 @@ typedef struct gpu {
     CUdeviceptr o, ref_o, flush;
     size_t flush_words;
     int warmup, reps, samples, flush_l2;
-    double atol, rtol;
+    fattn_tolerance tol;
     uint16_t *h_o;
     float *h_ref;
     fattn_cudnn *cudnn;   /* the baseline, planned on first use */
@@ -88,11 +90,12 @@ static unsigned long long u64(const cJSON *j, const char *name)
                                : 0;
 }
 
-/* Fills one tensor of a set with the seeded values. */
-static CUresult fill(gpu *g, CUdeviceptr dst, unsigned long long seed, unsigned tensor, CUstream s)
+/* Fills one tensor with the seeded values of input set `set`. */
+static CUresult fill(gpu *g, CUdeviceptr dst, unsigned long long seed, unsigned tensor, int set, CUstream s)
 {
     unsigned long long n = g->elems;
-    void *args[] = {&dst, &n, &seed, &tensor};
+    float mul = tensor < 2 ? fattn_input_set_qk_mul(set) : 1.0f;
+    void *args[] = {&dst, &n, &seed, &tensor, &mul};
     unsigned blocks = (unsigned)((n + FILL_THREADS - 1) / FILL_THREADS);
     if (blocks > 65535u * 8)
         blocks = 65535u * 8;
@@ -169,8 +172,9 @@ static int gpu_init(void **state, const cJSON *req, const void *ref_cubin, size_
     g->reps = num(req, "reps", 20);
     g->samples = num(req, "samples", 30);
     g->flush_l2 = num(req, "flush_l2", 0);
-    g->atol = dnum(req, "atol", FATTN_DEFAULT_ATOL);
-    g->rtol = dnum(req, "rtol", FATTN_DEFAULT_RTOL);
+    g->tol.atol = dnum(req, "atol", FATTN_DEFAULT_ATOL);
+    g->tol.rtol = dnum(req, "rtol", FATTN_DEFAULT_RTOL);
+    g->tol.max_rel_l2 = dnum(req, "max_rel_l2", FATTN_DEFAULT_MAX_REL_L2);
     if (g->sets < 1 || g->reps < 1 || g->samples < 1) {
         snprintf(why, why_size, "INIT with timing_sets, reps or samples below 1");
         free(g);
@@ -204,9 +208,9 @@ static int gpu_init(void **state, const cJSON *req, const void *ref_cubin, size_
         CU_INIT(g->cu.cuMemAlloc(&g->q[s], bytes));
         CU_INIT(g->cu.cuMemAlloc(&g->k[s], bytes));
         CU_INIT(g->cu.cuMemAlloc(&g->v[s], bytes));
-        CU_INIT(fill(g, g->q[s], timing_seed + (unsigned long long)s, 0, g->stream));
-        CU_INIT(fill(g, g->k[s], timing_seed + (unsigned long long)s, 1, g->stream));
-        CU_INIT(fill(g, g->v[s], timing_seed + (unsigned long long)s, 2, g->stream));
+        CU_INIT(fill(g, g->q[s], timing_seed + (unsigned long long)s, 0, FATTN_INPUTS_UNIFORM, g->stream));
+        CU_INIT(fill(g, g->k[s], timing_seed + (unsigned long long)s, 1, FATTN_INPUTS_UNIFORM, g->stream));
+        CU_INIT(fill(g, g->v[s], timing_seed + (unsigned long long)s, 2, FATTN_INPUTS_UNIFORM, g->stream));
     }
     if (g->flush_l2) {
         g->flush_words = (size_t)(info.l2_bytes > 0 ? info.l2_bytes : 64 << 20) * 2 / 4;
@@ -267,20 +271,6 @@ static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
     cJSON_AddStringToObject(result, "error", sticky && probe != r ? fattn_cu_error_name(&g->cu, probe) : err);
     cJSON_AddStringToObject(result, "detail", detail);
     return sticky;
-}
-
-static void add_numerics(cJSON *result, const char *name, const fattn_numerics *n)
-{
-    cJSON *j = cJSON_AddObjectToObject(result, name);
-    cJSON_AddNumberToObject(j, "n", (double)n->n);
-    cJSON_AddNumberToObject(j, "n_bad", (double)n->n_bad);
-    cJSON_AddNumberToObject(j, "n_nonfinite", (double)n->n_nonfinite);
-    cJSON_AddNumberToObject(j, "max_abs_err", n->max_abs_err);
-    cJSON_AddNumberToObject(j, "max_abs_ref", n->max_abs_ref);
-    cJSON_AddNumberToObject(j, "norm_err", n->norm_err);
-    cJSON_AddNumberToObject(j, "worst", (double)n->worst);
-    cJSON_AddNumberToObject(j, "worst_out", isfinite(n->worst_out) ? n->worst_out : 0);
-    cJSON_AddNumberToObject(j, "worst_ref", n->worst_ref);
 }
 
 /* Enqueues one run of r on (q, k, v) -> o. A cuDNN failure is reported as
@@ -380,16 +370,17 @@ static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, fattn
     return 0;
 }
 
-/* Numerics on fresh inputs from `seed`, the output poisoned: the kernel and
- * the reference on the same inputs, every element compared. */
-static CUresult verify(gpu *g, timed *t, unsigned long long seed, fattn_numerics *n)
+/* Numerics on fresh inputs of input set `set` from `seed`, the output
+ * poisoned: the kernel and the reference on the same inputs, every element
+ * compared. */
+static CUresult verify_set(gpu *g, timed *t, unsigned long long seed, int set, fattn_numerics *n)
 {
     fattn_cu *cu = &g->cu;
     int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
     float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
-    STEP("input fill", fill(g, g->q0, seed, 0, g->stream));
-    STEP("input fill", fill(g, g->k0, seed, 1, g->stream));
-    STEP("input fill", fill(g, g->v0, seed, 2, g->stream));
+    STEP("input fill", fill(g, g->q0, seed, 0, set, g->stream));
+    STEP("input fill", fill(g, g->k0, seed, 1, set, g->stream));
+    STEP("input fill", fill(g, g->v0, seed, 2, set, g->stream));
     STEP("poison", cu->cuStreamSynchronize(g->stream));
     STEP("poison", cu->cuMemsetD16(g->o, FATTN_HALF_POISON, g->elems));
     STEP("poison", cu->cuCtxSynchronize());
@@ -402,7 +393,23 @@ static CUresult verify(gpu *g, timed *t, unsigned long long seed, fattn_numerics
     STEP("reference run", cu->cuStreamSynchronize(g->stream));
     STEP("copy back", cu->cuMemcpyDtoH(g->h_o, g->o, g->elems * 2));
     STEP("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
-    fattn_numerics_compare(g->h_o, g->h_ref, g->elems, g->atol, g->rtol, n);
+    fattn_numerics_compare(g->h_o, g->h_ref, g->elems, &g->tol, n);
+    n->set = set;
+    return CUDA_SUCCESS;
+}
+
+/* Numerics on every input set; *n is the worse. */
+static CUresult verify(gpu *g, timed *t, unsigned long long seed, fattn_numerics *n)
+{
+    fattn_numerics each[FATTN_INPUT_SETS];
+    const fattn_numerics *worse = NULL;
+    for (int set = 0; set < FATTN_INPUT_SETS; ++set) {
+        CUresult r = verify_set(g, t, seed, set, &each[set]);
+        if (r != CUDA_SUCCESS)
+            return r;
+        worse = worse ? fattn_numerics_worse(worse, &each[set]) : &each[set];
+    }
+    *n = *worse;
     return CUDA_SUCCESS;
 }
 
@@ -496,7 +503,7 @@ static int verify_into(gpu *g, timed *t, unsigned long long seed, const char *na
     CUresult r = verify(g, t, seed, &n);
     if (r != CUDA_SUCCESS)
         return step_failed(g, t, result, r) ? 3 : 2;
-    add_numerics(result, name, &n);
+    fattn_numerics_to_json(result, name, &n);
     if (fattn_numerics_ok(&n))
         return 0;
     char detail[400];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "run/landscape.h"
+#include "run/numerics_json.h"
 #include "run/wire.h"
 #include "run/worker.h"
 #include "util/err.h"
@@ -113,35 +114,6 @@ static int start_worker(gpu_eval *g, char *why, size_t why_size)
     return FATTN_OK;
 }
 
-static void read_numerics(const cJSON *j, fattn_numerics *n)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-        int is_size;
-    } fields[] = {
-        {"n", offsetof(fattn_numerics, n), 1},
-        {"n_bad", offsetof(fattn_numerics, n_bad), 1},
-        {"n_nonfinite", offsetof(fattn_numerics, n_nonfinite), 1},
-        {"worst", offsetof(fattn_numerics, worst), 1},
-        {"max_abs_err", offsetof(fattn_numerics, max_abs_err), 0},
-        {"max_abs_ref", offsetof(fattn_numerics, max_abs_ref), 0},
-        {"norm_err", offsetof(fattn_numerics, norm_err), 0},
-        {"worst_out", offsetof(fattn_numerics, worst_out), 0},
-        {"worst_ref", offsetof(fattn_numerics, worst_ref), 0},
-    };
-    memset(n, 0, sizeof *n);
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i].name);
-        if (!cJSON_IsNumber(v))
-            continue;
-        if (fields[i].is_size)
-            *(size_t *)((char *)n + fields[i].offset) = (size_t)v->valuedouble;
-        else
-            *(double *)((char *)n + fields[i].offset) = v->valuedouble;
-    }
-}
-
 /* Turns a RESULT message into a verdict. */
 static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
 {
@@ -168,11 +140,11 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
     }
     if (cJSON_IsObject(num)) {
         out->has_numerics = 1;
-        read_numerics(num, &out->num);
+        fattn_numerics_from_json(num, &out->num);
     }
     if (cJSON_IsObject(after)) {
         out->has_numerics_after = 1;
-        read_numerics(after, &out->num_after);
+        fattn_numerics_from_json(after, &out->num_after);
     }
     if (!strcmp(s, "ok")) {
         int n = cJSON_IsArray(samples) ? cJSON_GetArraySize(samples) : 0;
@@ -194,10 +166,10 @@ static void read_result(gpu_eval *g, const cJSON *j, fattn_eval_result *out)
         out->has_timing = 1;
         fattn_timing_summarize(out->samples, out->nsamples, &g->cfg.shape, &out->timing);
         snprintf(out->detail, sizeof out->detail,
-                 "numerics: max |o-r| %.3g (normalized %.3g); median %.3f us per launch (p10 %.3f, p90 %.3f), %.1f "
-                 "TFLOP/s, %.1f GB/s",
-                 out->num.max_abs_err, out->num.norm_err, out->timing.median_us, out->timing.p10_us, out->timing.p90_us,
-                 out->timing.tflops, out->timing.gbps);
+                 "numerics: rel L2 %.3g, max |o-r| %.3g (normalized %.3g); median %.3f us per launch (p10 %.3f, p90 "
+                 "%.3f), %.1f TFLOP/s, %.1f GB/s",
+                 out->num.rel_l2, out->num.max_abs_err, out->num.norm_err, out->timing.median_us, out->timing.p10_us,
+                 out->timing.p90_us, out->timing.tflops, out->timing.gbps);
         return;
     }
     out->status = !strcmp(s, "numerics") ? FATTN_EVAL_NUMERICS
@@ -379,13 +351,18 @@ int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **o
     cJSON_AddNumberToObject(g->init, "reps", c->reps);
     cJSON_AddNumberToObject(g->init, "samples", c->samples);
     cJSON_AddNumberToObject(g->init, "flush_l2", c->flush_l2);
-    cJSON_AddNumberToObject(g->init, "atol", c->atol);
-    cJSON_AddNumberToObject(g->init, "rtol", c->rtol);
+    cJSON_AddNumberToObject(g->init, "atol", c->tol.atol);
+    cJSON_AddNumberToObject(g->init, "rtol", c->tol.rtol);
+    cJSON_AddNumberToObject(g->init, "max_rel_l2", c->tol.max_rel_l2);
     snprintf(g->base.method, sizeof g->base.method,
              "CUDA events around a CUDA graph of %d back-to-back launches rotating %d input set%s; %d warm-up "
              "replays, %d samples%s; per-launch time = elapsed / %d, launch cost included",
              c->reps, c->timing_sets, c->timing_sets == 1 ? "" : "s", c->warmup, c->samples,
              c->flush_l2 ? ", L2 flushed before each" : "", c->reps);
+    size_t used = strlen(g->base.method);
+    snprintf(g->base.method + used, sizeof g->base.method - used,
+             "; numerics on uniform and peaky inputs: |o - r| <= %g + %g|r| and rel L2 <= %g", c->tol.atol, c->tol.rtol,
+             c->tol.max_rel_l2);
     if (start_worker(g, why, sizeof why)) {
         gpu_close(&g->base);
         return fattn_error(FATTN_EFAIL, "%s", why);

@@ -76,7 +76,7 @@ typedef struct fattn_gpu_eval_config {
     uint64_t timing_seed;
     int warmup, reps, samples;
     int flush_l2;
-    double atol, rtol;
+    fattn_tolerance tol;
     int kernel_timeout_ms; /* watchdog per step */
     int setup_timeout_ms;  /* limit of a one-time setup (worker start, a baseline's first plan); 0: 5 minutes */
 } fattn_gpu_eval_config;

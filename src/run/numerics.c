@@ -62,10 +62,25 @@ uint16_t fattn_float_to_half(float f)
     return (uint16_t)(sign | half);
 }
 
-void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, double atol, double rtol,
+fattn_tolerance fattn_tolerance_default(void)
+{
+    return (fattn_tolerance){FATTN_DEFAULT_ATOL, FATTN_DEFAULT_RTOL, FATTN_DEFAULT_MAX_REL_L2};
+}
+
+const char *fattn_input_set_name(int set)
+{
+    return set == FATTN_INPUTS_PEAKY ? "peaky" : "uniform";
+}
+
+float fattn_input_set_qk_mul(int set)
+{
+    return set == FATTN_INPUTS_PEAKY ? FATTN_FILL_PEAKY : 1.0f;
+}
+
+void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, const fattn_tolerance *tol,
                             fattn_numerics *r)
 {
-    double worst_excess = -1;
+    double worst_excess = -1, err2 = 0, ref2 = 0;
     memset(r, 0, sizeof *r);
     r->n = n;
     for (size_t i = 0; i < n; ++i) {
@@ -81,7 +96,8 @@ void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, dou
             ++r->n_bad;
             continue;
         }
-        double err = fabs(o - x), excess = err - (atol + rtol * ax);
+        double err = fabs(o - x), excess = err - (tol->atol + tol->rtol * ax);
+        err2 += err * err, ref2 += x * x;
         if (err > r->max_abs_err)
             r->max_abs_err = err;
         if (excess > 0)
@@ -92,40 +108,64 @@ void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, dou
         }
     }
     r->norm_err = r->max_abs_ref > 0 ? r->max_abs_err / r->max_abs_ref : r->max_abs_err;
+    r->l2_err = sqrt(err2), r->l2_ref = sqrt(ref2);
+    r->rel_l2 = r->l2_ref > 0 ? r->l2_err / r->l2_ref : r->l2_err;
+    r->l2_bound = r->l2_ref > 0 ? tol->max_rel_l2 : tol->atol;
+    r->l2_bad = !(r->rel_l2 <= r->l2_bound);
 }
 
 int fattn_numerics_ok(const fattn_numerics *r)
 {
-    return r->n_bad == 0 && r->n_nonfinite == 0;
+    return r->n_bad == 0 && r->n_nonfinite == 0 && !r->l2_bad;
+}
+
+const fattn_numerics *fattn_numerics_worse(const fattn_numerics *a, const fattn_numerics *b)
+{
+    int ok_a = fattn_numerics_ok(a), ok_b = fattn_numerics_ok(b);
+    if (ok_a != ok_b)
+        return ok_a ? b : a;
+    double ra = a->l2_bound > 0 ? a->rel_l2 / a->l2_bound : a->rel_l2;
+    double rb = b->l2_bound > 0 ? b->rel_l2 / b->l2_bound : b->rel_l2;
+    return rb > ra ? b : a;
 }
 
 void fattn_numerics_describe(const fattn_numerics *r, const fattn_shape *s, char *out, size_t n)
 {
     size_t i = r->worst, d = (size_t)s->head_dim, row = i / d, seq = (size_t)s->seqlen;
+    const int elem = r->n_bad > 0, norm = r->l2_bad;
+    const char *gate = elem && norm ? "both gates failed"
+                       : elem       ? "elementwise gate failed"
+                       : norm       ? "norm-wise gate failed"
+                                    : "";
+    char head[80] = "";
+    if (*gate || r->set != FATTN_INPUTS_UNIFORM)
+        snprintf(head, sizeof head, "%s%s%s inputs: ", gate, *gate ? " on " : "", fattn_input_set_name(r->set));
     snprintf(out, n,
-             "max |o-r| %.3g (normalized %.3g), %zu of %zu out of tolerance, %zu not finite; worst at b=%zu h=%zu "
-             "s=%zu d=%zu: %.6g vs %.6g",
-             r->max_abs_err, r->norm_err, r->n_bad, r->n, r->n_nonfinite, row / seq / (size_t)s->heads,
-             row / seq % (size_t)s->heads, row % seq, i % d, r->worst_out, r->worst_ref);
+             "%srel L2 %.3g (%s %.3g%s), max |o-r| %.3g (normalized %.3g), %zu of %zu out of tolerance, %zu not "
+             "finite; worst at b=%zu h=%zu s=%zu d=%zu: %.6g vs %.6g",
+             head, r->rel_l2, norm ? ">" : "<=", r->l2_bound, r->l2_ref > 0 ? "" : " = atol, ||r|| = 0", r->max_abs_err,
+             r->norm_err, r->n_bad, r->n, r->n_nonfinite, row / seq / (size_t)s->heads, row / seq % (size_t)s->heads,
+             row % seq, i % d, r->worst_out, r->worst_ref);
 }
 
-float fattn_input_value(uint64_t seed, unsigned tensor, uint64_t index)
+float fattn_input_value(uint64_t seed, int set, unsigned tensor, uint64_t index)
 {
-    return fattn_half_to_float(fattn_float_to_half(fattn_fill_value(seed, tensor, index)));
+    float mul = tensor < 2 ? fattn_input_set_qk_mul(set) : 1.0f;
+    return fattn_half_to_float(fattn_float_to_half(mul * fattn_fill_value(seed, tensor, index)));
 }
 
-void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int b, int h, int row, double *out)
+void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int set, int b, int h, int row, double *out)
 {
     const int d = s->head_dim, n_keys = s->causal ? row + 1 : s->seqlen;
     const uint64_t head = ((uint64_t)b * (uint64_t)s->heads + (uint64_t)h) * (uint64_t)s->seqlen * (uint64_t)d;
     const double scale = 1.0 / sqrt((double)d);
     double *scores = fattn_xmalloc((size_t)n_keys * sizeof *scores), q[128], mx = -INFINITY, sum = 0;
     for (int k = 0; k < d; ++k)
-        q[k] = fattn_input_value(seed, 0, head + (uint64_t)row * (uint64_t)d + (uint64_t)k);
+        q[k] = fattn_input_value(seed, set, 0, head + (uint64_t)row * (uint64_t)d + (uint64_t)k);
     for (int j = 0; j < n_keys; ++j) {
         double dot = 0;
         for (int k = 0; k < d; ++k)
-            dot += q[k] * fattn_input_value(seed, 1, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
+            dot += q[k] * fattn_input_value(seed, set, 1, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
         scores[j] = dot * scale;
         if (scores[j] > mx)
             mx = scores[j];
@@ -136,7 +176,7 @@ void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int b, int h, 
         double p = exp(scores[j] - mx);
         sum += p;
         for (int k = 0; k < d; ++k)
-            out[k] += p * fattn_input_value(seed, 2, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
+            out[k] += p * fattn_input_value(seed, set, 2, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
     }
     for (int k = 0; k < d; ++k)
         out[k] /= sum;

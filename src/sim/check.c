@@ -40,14 +40,96 @@ int fattn_sim_check_passed(const fattn_sim_check *c)
     return !strcmp(c->verdict, FATTN_SIMV_OK);
 }
 
-static void fill(uint16_t *x, size_t n, uint64_t seed, unsigned tensor)
+static void fill(uint16_t *x, size_t n, uint64_t seed, int set, unsigned tensor)
 {
     for (size_t i = 0; i < n; ++i)
-        x[i] = fattn_float_to_half(fattn_input_value(seed, tensor, i));
+        x[i] = fattn_float_to_half(fattn_input_value(seed, set, tensor, i));
+}
+
+/* The tensors of one check and the rows it compares. */
+typedef struct bufs {
+    size_t n, nrows;         /* elements of a tensor; rows compared */
+    uint16_t *q, *k, *v, *o; /* n each */
+    uint16_t *o_rows;        /* nrows * D: the compared rows' output */
+    float *ref;              /* nrows * D */
+    size_t *rows;            /* the compared rows' index (b, h, s) in the tensor */
+    unsigned *clusters;      /* the row blocks' clusters along x (NULL: all) */
+    double *row;             /* D */
+} bufs;
+
+/* The rows of `in`'s row blocks (all rows without them), in tensor order. */
+static size_t pick_rows(const fattn_shape *shape, int bm, const fattn_sim_inputs *in, size_t *rows)
+{
+    size_t k = 0;
+    for (int bh = 0; bh < shape->batch * shape->heads; ++bh)
+        for (int r = 0; r < shape->seqlen; ++r) {
+            int take = !in->row_blocks;
+            for (size_t i = 0; !take && i < in->nrow_blocks; ++i)
+                take = (unsigned)(r / bm) == in->row_blocks[i];
+            if (take)
+                rows[k++] = (size_t)bh * (size_t)shape->seqlen + (size_t)r;
+        }
+    return k;
+}
+
+/* One launch on input set `set`: out->rep from the launch, *num from the
+ * compared rows (when it ran without findings). Returns 0, or FATTN_EFAIL. */
+static int run_set(const fattn_sim_kernel *k, int bm, const fattn_shape *shape, const fattn_sim_inputs *in, int set,
+                   bufs *b, fattn_sim_check *out, fattn_numerics *num)
+{
+    const int d = shape->head_dim;
+    fill(b->q, b->n, in->seed, set, 0), fill(b->k, b->n, in->seed, set, 1), fill(b->v, b->n, in->seed, set, 2);
+    for (size_t i = 0; i < b->n; ++i)
+        b->o[i] = FATTN_HALF_POISON;
+    fattn_sim_launch l = {
+        .entry = k->entry,
+        .api_slot = k->api_slot,
+        .self_slot = k->self_slot,
+        .grid = {(unsigned)((shape->seqlen + bm - 1) / bm) * k->cluster, (unsigned)shape->heads,
+                 (unsigned)shape->batch},
+        .threads = k->threads,
+        .smem_bytes = k->smem_bytes,
+        .cluster = k->cluster,
+        .batch = shape->batch,
+        .heads = shape->heads,
+        .seqlen = shape->seqlen,
+        .head_dim = d,
+        .scale = (float)(1.0 / sqrt((double)d)),
+        .q = b->q,
+        .k = b->k,
+        .v = b->v,
+        .o = b->o,
+        .clusters_x = b->clusters,
+        .nclusters_x = in->row_blocks ? in->nrow_blocks : 0,
+    };
+    const double t0 = fattn_now_ms();
+    int rc = fattn_sim_run(&l, &out->rep);
+    out->run_ms += fattn_now_ms() - t0;
+    if (rc)
+        return rc;
+    out->ran = 1;
+    if (fattn_sim_report_worst(&out->rep))
+        return FATTN_OK;
+    for (size_t i = 0; i < b->nrows; ++i) {
+        size_t bh = b->rows[i] / (size_t)shape->seqlen;
+        int r = (int)(b->rows[i] % (size_t)shape->seqlen);
+        fattn_cpu_attention_row(shape, in->seed, set, (int)(bh / (size_t)shape->heads),
+                                (int)(bh % (size_t)shape->heads), r, b->row);
+        for (int c = 0; c < d; ++c) {
+            b->ref[i * (size_t)d + (size_t)c] = (float)b->row[c];
+            b->o_rows[i * (size_t)d + (size_t)c] = b->o[b->rows[i] * (size_t)d + (size_t)c];
+        }
+    }
+    const fattn_tolerance def = fattn_tolerance_default();
+    fattn_numerics_compare(b->o_rows, b->ref, b->nrows * (size_t)d, in->tol ? in->tol : &def, num);
+    num->set = set;
+    /* The worst element's index in the whole tensor, for the description. */
+    num->worst = b->rows[num->worst / (size_t)d] * (size_t)d + num->worst % (size_t)d;
+    return FATTN_OK;
 }
 
 int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg, const fattn_shape *shape,
-                           uint64_t seed, const char *cache_dir, fattn_sim_check *out)
+                           const fattn_sim_inputs *in, const char *cache_dir, fattn_sim_check *out)
 {
     memset(out, 0, sizeof *out);
     fattn_sim_kernel k;
@@ -62,60 +144,62 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
         return FATTN_OK;
     }
     out->smem_bytes = k.smem_bytes, out->threads = k.threads, out->cluster = k.cluster;
-
+    for (int set = 0; set < FATTN_INPUT_SETS; ++set)
+        out->rel_l2[set] = -1;
     const int bm = cfg->v[FATTN_P_BLOCK_M];
-    const size_t n = (size_t)shape->batch * shape->heads * shape->seqlen * shape->head_dim;
-    uint16_t *q = malloc(n * 2), *kk = malloc(n * 2), *v = malloc(n * 2), *o = malloc(n * 2);
-    float *ref = malloc(n * sizeof *ref);
-    double *row = malloc((size_t)shape->head_dim * sizeof *row);
-    if (!q || !kk || !v || !o || !ref || !row) {
+
+    bufs b = {0};
+    const size_t rows_all = (size_t)shape->batch * shape->heads * shape->seqlen;
+    b.n = rows_all * (size_t)shape->head_dim;
+    b.q = malloc(b.n * 2), b.k = malloc(b.n * 2), b.v = malloc(b.n * 2), b.o = malloc(b.n * 2);
+    b.rows = malloc(rows_all * sizeof *b.rows);
+    b.row = malloc((size_t)shape->head_dim * sizeof *b.row);
+    if (!b.q || !b.k || !b.v || !b.o || !b.rows || !b.row) {
         rc = fattn_error(FATTN_EFAIL, "simulator: out of memory for the shape's tensors");
         goto out;
     }
-    fill(q, n, seed, 0), fill(kk, n, seed, 1), fill(v, n, seed, 2);
-    for (size_t i = 0; i < n; ++i)
-        o[i] = FATTN_HALF_POISON;
-    fattn_sim_launch l = {
-        .entry = k.entry,
-        .api_slot = k.api_slot,
-        .self_slot = k.self_slot,
-        .grid = {(unsigned)((shape->seqlen + bm - 1) / bm) * k.cluster, (unsigned)shape->heads, (unsigned)shape->batch},
-        .threads = k.threads,
-        .smem_bytes = k.smem_bytes,
-        .cluster = k.cluster,
-        .batch = shape->batch,
-        .heads = shape->heads,
-        .seqlen = shape->seqlen,
-        .head_dim = shape->head_dim,
-        .scale = (float)(1.0 / sqrt((double)shape->head_dim)),
-        .q = q,
-        .k = kk,
-        .v = v,
-        .o = o,
-    };
-    const double t0 = fattn_now_ms();
-    rc = fattn_sim_run(&l, &out->rep);
-    out->run_ms = fattn_now_ms() - t0;
-    if (rc)
-        goto out;
-    out->ran = 1;
-
-    const fattn_sim_finding *f = fattn_sim_report_worst(&out->rep);
-    if (f) {
-        snprintf(out->verdict, sizeof out->verdict, "%s", fattn_sim_kind_name(f->kind));
-        snprintf(out->detail, sizeof out->detail, "%s", f->detail);
-        snprintf(out->fix, sizeof out->fix, "%s", fix_of(f->kind));
+    b.nrows = pick_rows(shape, bm, in, b.rows);
+    if (in->row_blocks) {
+        /* The kernel runs a causal launch's last row block first (the
+         * longest, kernels/fattn_fwd.cu): cluster x holds row block
+         * blocks - 1 - x there, x otherwise. */
+        const unsigned blocks = (unsigned)((shape->seqlen + bm - 1) / bm);
+        b.clusters = fattn_xmalloc((in->nrow_blocks ? in->nrow_blocks : 1) * sizeof *b.clusters);
+        for (size_t i = 0; i < in->nrow_blocks; ++i)
+            b.clusters[i] =
+                shape->causal && in->row_blocks[i] < blocks ? blocks - 1 - in->row_blocks[i] : in->row_blocks[i];
+    }
+    b.o_rows = malloc((b.nrows ? b.nrows : 1) * (size_t)shape->head_dim * 2);
+    b.ref = malloc((b.nrows ? b.nrows : 1) * (size_t)shape->head_dim * sizeof *b.ref);
+    if (!b.o_rows || !b.ref) {
+        rc = fattn_error(FATTN_EFAIL, "simulator: out of memory for the shape's tensors");
         goto out;
     }
-    for (int b = 0; b < shape->batch; ++b)
-        for (int h = 0; h < shape->heads; ++h)
-            for (int r = 0; r < shape->seqlen; ++r) {
-                fattn_cpu_attention_row(shape, seed, b, h, r, row);
-                float *dst = ref + (((size_t)b * shape->heads + h) * shape->seqlen + r) * shape->head_dim;
-                for (int d = 0; d < shape->head_dim; ++d)
-                    dst[d] = (float)row[d];
-            }
-    fattn_numerics_compare(o, ref, n, FATTN_DEFAULT_ATOL, FATTN_DEFAULT_RTOL, &out->num);
+
+    const fattn_numerics *worse = NULL;
+    fattn_numerics each[FATTN_INPUT_SETS];
+    for (int set = 0; set < FATTN_INPUT_SETS; ++set) {
+        if (in->sets && !(in->sets & 1u << set))
+            continue;
+        if ((rc = run_set(&k, bm, shape, in, set, &b, out, &each[set])) != 0)
+            goto out;
+        const fattn_sim_finding *f = fattn_sim_report_worst(&out->rep);
+        if (f) {
+            snprintf(out->verdict, sizeof out->verdict, "%s", fattn_sim_kind_name(f->kind));
+            snprintf(out->detail, sizeof out->detail, "%s%s", set ? "peaky inputs: " : "", f->detail);
+            snprintf(out->fix, sizeof out->fix, "%s", fix_of(f->kind));
+            goto out;
+        }
+        out->rel_l2[set] = each[set].rel_l2;
+        worse = worse ? fattn_numerics_worse(worse, &each[set]) : &each[set];
+        if (!fattn_numerics_ok(&each[set]))
+            break;
+    }
+    if (!worse) {
+        rc = fattn_error(FATTN_EFAIL, "simulator: no input set to check (sets 0x%x)", in->sets);
+        goto out;
+    }
+    out->num = *worse;
     if (fattn_numerics_ok(&out->num)) {
         snprintf(out->verdict, sizeof out->verdict, "%s", FATTN_SIMV_OK);
         fattn_numerics_describe(&out->num, shape, out->detail, sizeof out->detail);
@@ -129,7 +213,8 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
                  "with the PTX ISA");
     }
 out:
-    free(q), free(kk), free(v), free(o), free(ref), free(row);
+    free(b.q), free(b.k), free(b.v), free(b.o), free(b.o_rows), free(b.ref), free(b.rows), free(b.row);
+    free(b.clusters);
     fattn_sim_kernel_close(&k);
     return rc;
 }

@@ -28,19 +28,33 @@ typedef struct fattn_sim_check {
     char detail[512]; /* one line: the finding, the numerics, or the compiler's error */
     char fix[200];    /* what to change, where one is known ("" otherwise) */
     fattn_sim_report rep;
-    fattn_numerics num;
-    int ran; /* the launch ran (rep and num are meaningful) */
+    fattn_numerics num;              /* the worse input set's */
+    double rel_l2[FATTN_INPUT_SETS]; /* each set's relative L2 error; -1 where it was not compared */
+    int ran;                         /* the launch ran (rep and num are meaningful) */
     int cache_hit;
     double compile_ms, run_ms;
     unsigned smem_bytes, threads, cluster;
 } fattn_sim_check;
 
-/* Checks cfg at `shape` (its causal flag included) with inputs of `seed`.
- * Returns 0 with *out filled (whatever the verdict), or FATTN_EFAIL
- * (reported) when the simulator itself could not run: no compiler, no
- * memory, an unwritable cache. */
+/* What a check runs on. */
+typedef struct fattn_sim_inputs {
+    uint64_t seed;
+    unsigned sets; /* input sets, bits 1 << enum fattn_input_set; 0: all (uniform, then peaky) */
+    /* The row blocks to simulate (blockIdx.x / cluster: a cluster holds one),
+     * each in every head and batch; the numerics then cover those rows only.
+     * NULL: all. For long sequences, where a whole launch takes minutes. */
+    const unsigned *row_blocks;
+    size_t nrow_blocks;
+    const fattn_tolerance *tol; /* NULL: fattn_tolerance_default() */
+} fattn_sim_inputs;
+
+/* Checks cfg at `shape` (its causal flag included) on `in`'s inputs: a
+ * launch per input set, up to the first that does not pass; out->num is the
+ * worse set's numerics. Returns 0 with *out filled (whatever the verdict),
+ * or FATTN_EFAIL (reported) when the simulator itself could not run: no
+ * compiler, no memory, an unwritable cache, a row block past the grid. */
 int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg, const fattn_shape *shape,
-                           uint64_t seed, const char *cache_dir, fattn_sim_check *out);
+                           const fattn_sim_inputs *in, const char *cache_dir, fattn_sim_check *out);
 
 /* 1 when the verdict lets the configuration run on a GPU. */
 int fattn_sim_check_passed(const fattn_sim_check *c);

@@ -1099,6 +1099,10 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     if (!l->threads || l->threads % 32 || l->threads > 1024 || !l->cluster || l->grid[0] % l->cluster)
         return fattn_error(FATTN_EFAIL, "simulator: a launch of %u threads in clusters of %u over %u blocks in x",
                            l->threads, l->cluster, l->grid[0]);
+    for (size_t i = 0; l->clusters_x && i < l->nclusters_x; ++i)
+        if (l->clusters_x[i] >= l->grid[0] / l->cluster)
+            return fattn_error(FATTN_EFAIL, "simulator: cluster %u along x of a grid of %u", l->clusters_x[i],
+                               l->grid[0] / l->cluster);
     const size_t elems = (size_t)l->batch * l->heads * l->seqlen * l->head_dim, bytes = elems * 2;
     s.nthreads = l->threads * l->cluster;
     s.threads = calloc(s.nthreads, sizeof *s.threads);
@@ -1131,8 +1135,9 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     S = &s;
     for (unsigned z = 0; z < l->grid[2] && !s.stop && !s.faulted; ++z)
         for (unsigned y = 0; y < l->grid[1] && !s.stop && !s.faulted; ++y)
-            for (unsigned x = 0; x < l->grid[0] / l->cluster && !s.stop && !s.faulted; ++x)
-                run_cluster(x, y, z);
+            for (size_t i = 0; i < (l->clusters_x ? l->nclusters_x : l->grid[0] / l->cluster) && !s.stop && !s.faulted;
+                 ++i)
+                run_cluster(l->clusters_x ? l->clusters_x[i] : (unsigned)i, y, z);
     S = NULL;
     memcpy(l->o, s.bufs[3].base, bytes);
     release(&s);

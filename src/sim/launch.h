@@ -121,6 +121,9 @@ typedef struct fattn_sim_launch {
     /* Inputs and output, batch * heads * seqlen * head_dim fp16 each. */
     const uint16_t *q, *k, *v;
     uint16_t *o;
+    /* The clusters along x to run (each in every y, z), in this order; NULL: all. */
+    const unsigned *clusters_x;
+    size_t nclusters_x;
 } fattn_sim_launch;
 
 /* Runs the launch; *rep gets the findings and the measured traffic, o the

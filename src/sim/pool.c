@@ -57,7 +57,8 @@ static void child(const fattn_sim_pool *p, const fattn_sim_job *job, int fd)
     record *r = calloc(1, sizeof *r);
     if (!r)
         _exit(3);
-    r->rc = fattn_sim_check_config(p->src, &job->cfg, &job->shape, p->seed, p->cache_dir, &r->c);
+    const fattn_sim_inputs in = {.seed = p->seed};
+    r->rc = fattn_sim_check_config(p->src, &job->cfg, &job->shape, &in, p->cache_dir, &r->c);
     if (r->rc < 0)
         snprintf(r->error, sizeof r->error, "%s", fattn_last_error());
     const char *b = (const char *)r;

@@ -29,14 +29,17 @@ static int add_samples(fattn_store *s, long long id, const char *side, const fat
     return fattn_store_insert_samples(s, sql, id, r->samples, r->nsamples, "cannot store confirmation samples");
 }
 
-/* The worse of the numerics checks before and after the timing. */
-static int max_err(const fattn_eval_result *r, double *err)
+/* The worse of the numerics checks before and after the timing: the
+ * largest error and relative L2 error. */
+static int worst_numerics(const fattn_eval_result *r, double *err, double *rel_l2)
 {
     if (!r || !r->has_numerics)
         return 0;
-    *err = r->num.max_abs_err;
+    *err = r->num.max_abs_err, *rel_l2 = r->num.rel_l2;
     if (r->has_numerics_after && r->num_after.max_abs_err > *err)
         *err = r->num_after.max_abs_err;
+    if (r->has_numerics_after && r->num_after.rel_l2 > *rel_l2)
+        *rel_l2 = r->num_after.rel_l2;
     return 1;
 }
 
@@ -47,14 +50,15 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
         "ci_lo_us, ci_hi_us, p90_us, base_median_us, base_ci_lo_us, base_ci_hi_us, base_p90_us, speedup, "
         "speedup_ci_lo, speedup_ci_hi, mwu_p, cliffs_delta, verdict, trial_id, arch, base_kind, base_desc, "
         "resamples, level, target, timing_method, p10_us, base_p10_us, mwu_u, significant, p90_ok, success, "
-        "max_abs_err, base_max_abs_err, detail, previous_id, change_pct, regression, kernel_hash, as_searched) VALUES "
-        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
-        "?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
+        "max_abs_err, base_max_abs_err, detail, previous_id, change_pct, regression, kernel_hash, as_searched, rel_l2, "
+        "base_rel_l2) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, "
+        "?42, ?43, ?44, ?45)";
     sqlite3_stmt *st;
     char now[32];
     const fattn_comparison *c = r->cmp;
     int has = c != NULL;
-    double err = 0;
+    double err = 0, rel_l2 = 0;
     fattn_utc_now(now);
     if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
@@ -100,10 +104,12 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     else
         sqlite3_bind_null(st, 33), sqlite3_bind_null(st, 34);
     sqlite3_bind_int(st, 35, has && c->success);
-    int has_err = max_err(r->cand, &err);
+    int has_err = worst_numerics(r->cand, &err, &rel_l2);
     bind_double(st, 36, has_err, err);
-    has_err = max_err(r->base, &err);
+    bind_double(st, 44, has_err, rel_l2);
+    has_err = worst_numerics(r->base, &err, &rel_l2);
     bind_double(st, 37, has_err, err);
+    bind_double(st, 45, has_err, rel_l2);
     fattn_store_bind_text(st, 38, r->detail);
     if (r->previous_id) {
         sqlite3_bind_int64(st, 39, r->previous_id);

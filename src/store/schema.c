@@ -248,6 +248,16 @@ static const char *const migrations[] = {
     "ALTER TABLE trials ADD COLUMN strategy_ms REAL;\n"
     "ALTER TABLE confirmations ADD COLUMN kernel_hash TEXT;\n"
     "ALTER TABLE confirmations ADD COLUMN as_searched INTEGER;\n",
+    /* v9: the norm-wise numerics gate (run/numerics.h): the relative L2
+     * error of each check, and the input set (uniform, peaky) that gave a
+     * trial's worse; for a confirmation the worse of the checks before and
+     * after the timing, of each side. NULL for earlier rows. */
+    "ALTER TABLE trials ADD COLUMN rel_l2 REAL;\n"
+    "ALTER TABLE trials ADD COLUMN numerics_inputs TEXT;\n"
+    "ALTER TABLE confirmations ADD COLUMN rel_l2 REAL;\n"
+    "ALTER TABLE confirmations ADD COLUMN base_rel_l2 REAL;\n"
+    "ALTER TABLE sim_checks ADD COLUMN rel_l2 REAL;\n"
+    "ALTER TABLE sim_checks ADD COLUMN numerics_inputs TEXT;\n",
 };
 
 int fattn_schema_latest(void)

@@ -74,8 +74,9 @@ int fattn_store_sim_check_add(fattn_store *s, const fattn_sim_check_rec *r)
         "INSERT INTO sim_checks (run_id, seq, created_at, kernel_hash, config_key, batch, heads, seqlen, head_dim, "
         "causal, verdict, defect, detail, fix, block, thread, other_thread, space, address, access_bytes, insn, "
         "file, line, other_line, findings, max_abs_err, norm_err, n_bad, smem_wavefronts, smem_min_wavefronts, "
-        "compile_ms, run_ms, cache_hit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-        "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
+        "compile_ms, run_ms, cache_hit, rel_l2, numerics_inputs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, "
+        "?32, ?33, ?34, ?35)";
     const fattn_sim_check *c = r->check;
     const fattn_sim_finding *f = c->ran ? fattn_sim_report_worst(&c->rep) : NULL;
     const int numerics = c->ran && !f;
@@ -122,6 +123,8 @@ int fattn_store_sim_check_add(fattn_store *s, const fattn_sim_check_rec *r)
     bind_double_or_null(st, 26, numerics, c->num.max_abs_err);
     bind_double_or_null(st, 27, numerics, c->num.norm_err);
     bind_int_or_null(st, 28, numerics, (long long)c->num.n_bad);
+    bind_double_or_null(st, 34, numerics, c->num.rel_l2);
+    fattn_store_bind_text(st, 35, numerics ? fattn_input_set_name(c->num.set) : NULL);
     unsigned long long wf = 0, phases = 0;
     for (int i = 0; i < c->rep.nsites; ++i)
         wf += c->rep.sites[i].wavefronts, phases += c->rep.sites[i].phases;

@@ -520,10 +520,10 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
         "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, validation_ms, benchmark_ms, "
-        "strategy_ms, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "strategy_ms, rel_l2, numerics_inputs, " FATTN_TRIAL_PARAM_COLUMNS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?31, ?32, ?33, ?34, ?35, ?36, ?37, "
-        "?38, ?39, ?40, ?41, ?42, ?43)";
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?31, ?32, ?33, ?34, ?35, "
+        "?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
     if (fattn_store_prepare(s, sql, &st))
@@ -571,6 +571,8 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         sqlite3_bind_double(st, 26, e->num.max_abs_err);
         sqlite3_bind_double(st, 27, e->num.norm_err);
         sqlite3_bind_int64(st, 28, (sqlite3_int64)e->num.n_bad);
+        sqlite3_bind_double(st, 47, e->num.rel_l2);
+        fattn_store_bind_text(st, 48, fattn_input_set_name(e->num.set));
     }
     if (e) {
         sqlite3_bind_int64(st, 29, (sqlite3_int64)r->numerics_seed);

@@ -40,7 +40,7 @@ grep -q "^$best " out.txt || fail "the best configuration in the table"
 [ "$(sql "SELECT count(*) FROM confirmations WHERE ci_lo_us <= median_us AND median_us <= ci_hi_us AND
         base_ci_lo_us <= base_median_us AND base_median_us <= base_ci_hi_us AND
         speedup_ci_lo <= speedup AND speedup <= speedup_ci_hi AND mwu_p BETWEEN 0 AND 1 AND
-        cliffs_delta BETWEEN -1 AND 1 AND max_abs_err > 0 AND trial_id IS NOT NULL")" = 1 ] || fail "statistics"
+        cliffs_delta BETWEEN -1 AND 1 AND max_abs_err > 0 AND rel_l2 > 0 AND base_rel_l2 > 0 AND trial_id IS NOT NULL")" = 1 ] || fail "statistics"
 # The stored median is the median of the stored samples.
 [ "$(sql "SELECT abs(c.median_us - (SELECT avg(us) FROM (SELECT us FROM confirmation_samples WHERE confirmation_id = 1
         AND side = 'candidate' ORDER BY us LIMIT 2 OFFSET 19))) < 1e-9 AS ok FROM confirmations c WHERE c.id = 1")" = 1 ] ||

@@ -33,6 +33,11 @@ sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk32-w4-s2-u1-cp1-s
 [ "$(sql "SELECT status || ':' || reason || ':' || n_bad FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'")" = "rejected:numerics:17" ] || fail numerics
 [ "$(sql "SELECT count(*) FROM trials WHERE status = 'ok' AND median_us > 0 AND p10_us <= median_us AND median_us <= p90_us AND tflops > 0 AND numerics_seed IS NOT NULL AND run_ms > 0")" = 4 ] || fail "measured trials"
 [ "$(sql "SELECT count(*) FROM samples")" = 48 ] || fail "samples: 4 trials x 12"
+[ "$(sql "SELECT count(*) FROM trials WHERE status = 'ok' AND rel_l2 > 0 AND rel_l2 <= 0.004 AND numerics_inputs IN ('uniform', 'peaky')")" = 4 ] || fail "rel_l2 of the measured trials"
+[ "$(sql "SELECT printf('%.2f', rel_l2) FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'")" = 0.02 ] || fail "rel_l2 of the wrong one"
+sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'" | grep -q "both gates failed on uniform inputs: rel L2 0.02 (> 0.004)" || fail "numerics detail names the gates"
+"$tool" query trial "$(sql "SELECT id FROM trials WHERE status = 'ok' LIMIT 1")" --db fattn.db | grep -Eq "^rel_l2: +0\.000[0-9]+$" || fail "query trial shows rel_l2"
+sql "SELECT timing_method FROM studies WHERE id = 1" | grep -q "numerics on uniform and peaky inputs: |o - r| <= 0.01 + 0.01|r| and rel L2 <= 0.004" || fail "the study records the numerics bounds"
 [ "$(sql "SELECT count(DISTINCT numerics_seed) FROM trials WHERE numerics_seed IS NOT NULL")" = 8 ] || fail "fresh seed per check"
 [ "$(sql "SELECT evaluator || ':' || status FROM studies WHERE id = 1")" = "gpu:done" ] || fail study
 sql "SELECT timing_method FROM studies WHERE id = 1" | grep -q "CUDA graph of 20 back-to-back launches" || fail method

@@ -77,6 +77,27 @@ with tempfile.TemporaryDirectory() as d:
     if "NVIDIA H100 80GB HBM3" not in r.stdout or "**Every shape passes.**" not in r.stdout:
         failures.append(f"good output: {r.stdout}")
 
+# Issue 33's table (--pairs): a row per pair, compared or not; the chain is
+# complete only with a confirm of 100 samples and a compare that agrees.
+def pair(shape, causal, n=100, config="bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2"):
+    return {"shape": shape, "causal": causal, "config": config, "n": n, "median_us": 6.0, "ci_us": [5.9, 6.1],
+            "base_desc": "cuDNN (worker)", "base_median_us": 9.0, "base_ci_us": [8.9, 9.1], "measured": 120,
+            "survivors": 360, "budget_s": 15}
+
+
+full = line(s, False, (6.0, 5.9, 6.1), (13.0, 12.9, 13.1), (9.3, 9.2, 9.4))
+rows, ok = t.pair_table([pair(s, False)], [full])
+if not ok or "| complete |" not in rows[2] or "120 / 360 / 15 s" not in rows[2] or "| 1.50 |" not in rows[2] \
+        or "| 2.17 |" not in rows[2] or "| 1.55 |" not in rows[2] or "| 179.0 |" not in rows[2]:
+    failures.append(f"pair row: {rows}")
+for name, pairs, lines, word in (("not compared", [pair(s, False)], [], "not compared"),
+                                 ("short confirm", [pair(s, False, n=40)], [full], "confirm with 40 samples"),
+                                 ("disagree", [pair(s, False)], [dict(full, agree=False)], "disagrees"),
+                                 ("other config", [pair(s, False, config="bm32")], [full], "not compared")):
+    rows, ok = t.pair_table(pairs, lines)
+    if ok or word not in rows[2]:
+        failures.append(f"{name}: {rows}")
+
 for f in failures:
     print("FAIL:", f)
 print(f"speed_table: {len(failures)} failure(s)")

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""prune_space.py - a search space pruned by measured landscapes.
+
+The rule (issue 33): a value of a tunable stays when some configuration
+holding it measured within THRESHOLD (default 15%) of the best of its
+landscape, at any of the landscapes given; the space is the product of the
+values that stay, and the gates (at search time, `--smem-limit max`) take
+what cannot run. Tunables a landscape does not vary (the extension tunables
+SPLIT_KV and Q_REGS, which the measured landscapes predate) keep the values
+--keep names, with the reason in the description.
+
+    python3 scripts/prune_space.py --base search/space-h100.json \\
+        --keep 'SPLIT_KV=1:...' --keep 'Q_REGS=0,1:...' \\
+        tests/data/landscape-h100-2-8-512-64.csv \\
+        tests/data/landscape-h100-2-8-512-64-causal.csv \\
+        tests/data/landscape-h100-4-16-2048-128.csv > search/space-speed.json
+
+Prints the space as JSON (the format of search/space.json) with a
+description naming the rule, the landscapes, each landscape's best and how
+many configurations were within the threshold. Exit status 2 on unreadable
+input. Needs only the Python standard library.
+"""
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+
+ABBREV = {"bm": "BLOCK_M", "bn": "BLOCK_N", "bk": "BLOCK_K", "w": "NUM_WARPS", "s": "STAGES", "u": "UNROLL",
+          "cp": "CP_ASYNC", "sw": "SWIZZLE", "h": "HALF2", "kv": "SPLIT_KV", "qr": "Q_REGS", "pad": "PAD_BYTES",
+          "cm": "COPY_COLMAJOR"}
+
+
+def read_landscape(path):
+    """(header dict, [(key, median_us)] of the measured configurations)."""
+    header, lines = {}, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                k, _, v = line[1:].strip().partition(": ")
+                header[k] = v
+            else:
+                lines.append(line)
+    ok = [(r["key"], float(r["median_us"])) for r in csv.DictReader(lines)
+          if r.get("status") == "ok" and r.get("median_us")]
+    if not ok:
+        raise ValueError(f"{path}: no measured configuration")
+    return header, ok
+
+
+def params_of(key):
+    out = {}
+    for m in re.finditer(r"([a-z]+)(\d+)", key):
+        if m.group(1) not in ABBREV:
+            raise ValueError(f"configuration key '{key}': unknown tunable '{m.group(1)}'")
+        out[ABBREV[m.group(1)]] = int(m.group(2))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("landscapes", nargs="+", help="landscape CSVs (fattn-tune query landscape)")
+    ap.add_argument("--base", required=True, help="the space whose tunables (and their order) the result keeps")
+    ap.add_argument("--threshold", type=float, default=0.15, help="within this fraction of a best (default 0.15)")
+    ap.add_argument("--keep", action="append", default=[], metavar="NAME=V,V[:WHY]",
+                    help="values of a tunable the landscapes do not vary, and why (into the description)")
+    a = ap.parse_args()
+    try:
+        base = json.load(open(a.base))
+        lands = [(p,) + read_landscape(p) for p in a.landscapes]
+        keep = {}
+        why = {}
+        for k in a.keep:
+            name, _, vals = k.partition("=")
+            vals, _, why[name] = vals.partition(":")
+            keep[name] = [int(v) for v in vals.split(",")]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"prune_space.py: {e}", file=sys.stderr)
+        sys.exit(2)
+    names = list(base["parameters"])
+    values = {n: set() for n in names}
+    notes = []
+    for path, header, ok in lands:
+        best = min(m for _, m in ok)
+        near = [(k, m) for k, m in ok if m <= (1 + a.threshold) * best]
+        for k, _ in near:
+            for n, v in params_of(k).items():
+                if n in values:
+                    values[n].add(v)
+        best_key = min(ok, key=lambda x: x[1])[0]
+        notes.append(f"{header.get('shape', '?')}{' causal' if header.get('causal') == '1' else ''} on "
+                     f"{header.get('device', '?')}: best {best_key} {best:.1f} us, {len(near)} of {len(ok)} "
+                     f"measured within {a.threshold:.0%}")
+    out = {}
+    for n in names:
+        if n in keep:
+            out[n] = keep[n]
+        elif values[n]:
+            out[n] = sorted(values[n])
+        else:
+            out[n] = base["parameters"][n]
+    size = math.prod(len(v) for v in out.values())
+    desc = (f"search/space-h100.json pruned by the measured landscapes (scripts/prune_space.py): a value stays "
+            f"when some configuration holding it measured within {a.threshold:.0%} of the best at any of "
+            f"{'; '.join(notes)}. "
+            + "".join(f"{n}, which those landscapes do not vary: {keep[n]}{' (' + why[n] + ')' if why[n] else ''}. "
+                      for n in keep)
+            + f"The gates take what cannot run. {' x '.join(str(len(v)) for v in out.values())} = {size:,} "
+            f"configurations.")
+    json.dump({"description": desc, "parameters": out}, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
