@@ -19,10 +19,7 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define FATTN_FILL_FN static __host__ __device__ __forceinline__
 #else
-#define FATTN_FILL_FN    static inline
-/* The factor of Q and K in the peaky input set. */
-#define FATTN_FILL_PEAKY 3.0f
-
+#define FATTN_FILL_FN static inline
 #endif
 
 /* The splitmix64 finalizer. */

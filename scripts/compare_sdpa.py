@@ -215,7 +215,8 @@ def compare(a, json_path, cubin_path):
     exit status: 0, 1 (disagreement, numerics, no timing) or 2 (no
     confirmation)."""
 
-    desc = json.load(open(json_path))
+    with open(json_path) as f:
+        desc = json.load(f)
     conf = desc.get("confirmation")
     if not conf or not conf.get("median_us"):
         print(f"compare_sdpa.py: {json_path} holds no confirmation of {desc.get('config_key')}: run fattn-tune "

@@ -101,7 +101,11 @@ def main():
         else:
             out[n] = base["parameters"][n]
     size = math.prod(len(v) for v in out.values())
-    desc = (f"search/space-h100.json pruned by the measured landscapes (scripts/prune_space.py): a value stays "
+    unknown = [n for n in keep if n not in names]
+    if unknown:
+        print(f"prune_space.py: --keep {unknown[0]}: {a.base} has no such tunable", file=sys.stderr)
+        sys.exit(2)
+    desc = (f"{a.base} pruned by the measured landscapes (scripts/prune_space.py): a value stays "
             f"when some configuration holding it measured within {a.threshold:.0%} of the best at any of "
             f"{'; '.join(notes)}. "
             + "".join(f"{n}, which those landscapes do not vary: {keep[n]}{' (' + why[n] + ')' if why[n] else ''}. "

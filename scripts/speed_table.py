@@ -142,6 +142,8 @@ def pair_table(pairs, summaries):
             problems.append("not compared")
         elif not cmp.get("agree", False):
             problems.append("compare disagrees beyond 10%")
+        elif cmp.get("n_bad", 0):
+            problems.append(f"compare: {cmp['n_bad']} elements off torch's math backend")
         complete &= not problems
         bar = verdict(cmp)[1] if cmp else "-"
         base = f"{p.get('base_desc', '-')}: {ci_cell(p.get('base_median_us'), p.get('base_ci_us'))}"
@@ -191,8 +193,7 @@ def main():
         print(f"Measured {first.get('date', '?')} on {first.get('device', '?')}, driver CUDA "
               f"{first.get('driver', '?')}, PyTorch {first.get('torch', '?')} (CUDA {first.get('cuda', '?')}, "
               f"cuDNN {first.get('cudnn', '?')}); {first.get('n', '?')} samples per side, each one CUDA-graph "
-              "replay of {} calls; medians with bootstrap 95% CIs (scripts/compare_sdpa.py).".format(
-                  first.get('reps', '?')))
+              f"replay of {first.get('reps', '?')} calls; medians with bootstrap 95% CIs (scripts/compare_sdpa.py).")
     else:
         print(f"Measured on {pairs[0].get('device', '?')}; no PyTorch comparison (scripts/compare_sdpa.py) "
               "ran.")

@@ -10,6 +10,7 @@
 #include "compile/nvrtc.h"
 #include "gpu/device.h"
 #include "gpu/driver.h"
+#include "../kernels/fattn_fill.h"
 #include "run/numerics.h"
 #include "util/err.h"
 #include "util/paths.h"
@@ -86,6 +87,20 @@ int main(void)
                 differ += fattn_half_to_float(host_in[i]) != fattn_input_value(seed, FATTN_INPUTS_UNIFORM, t, i);
         }
         t_case = "fill";
+        CHECK_INT(differ, 0);
+        /* The peaky set's Q and K: times FATTN_FILL_PEAKY before the rounding. */
+        for (unsigned t = 0; t < 2; ++t) {
+            CUdeviceptr peaky;
+            float mul = FATTN_FILL_PEAKY;
+            CK(cu.cuMemAlloc(&peaky, n * 2));
+            void *pargs[] = {&peaky, &n, &seed, &t, &mul};
+            CK(cu.cuLaunchKernel(fill, 256, 1, 1, 256, 1, 1, 0, NULL, pargs, NULL));
+            CK(cu.cuMemcpyDtoH(host_in, peaky, n * 2));
+            CK(cu.cuMemFree(peaky));
+            for (unsigned long long i = 0; i < n; ++i)
+                differ += fattn_half_to_float(host_in[i]) != fattn_input_value(seed, FATTN_INPUTS_PEAKY, t, i);
+        }
+        t_case = "fill peaky";
         CHECK_INT(differ, 0);
 
         /* The reference: 16 sampled rows against fp64. */

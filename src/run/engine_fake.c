@@ -18,7 +18,7 @@
  *                        held to the reference by the real numerics gates:
  *                        drop-last-key (key S-1 ignored), unmasked-tail (the
  *                        last key tile's zero-filled padding to a multiple of
- *                        64 keys left in the softmax), causal-diagonal (row i
+ *                        64 keys left in a non-causal softmax), causal-diagonal (row i
  *                        also sees key i+1), none (no bug: the control)
  *   plant-inputs=SET     only input set SET (uniform, peaky) for plant=
  *   init-error           INIT fails (as with no GPU)
@@ -98,7 +98,7 @@ static const char *const plant_names[] = {"none", "drop-last-key", "unmasked-tai
 
 static int plant_keys(int bug, int causal, int s, int i, int *zeros)
 {
-    *zeros = bug == PLANT_UNMASKED_TAIL ? (s + 63) / 64 * 64 - s : 0;
+    *zeros = bug == PLANT_UNMASKED_TAIL && !causal ? (s + 63) / 64 * 64 - s : 0; /* causal: the mask hides them */
     if (bug == PLANT_CAUSAL_DIAGONAL && causal)
         return i + 2 < s ? i + 2 : s;
     if (bug == PLANT_DROP_LAST_KEY)

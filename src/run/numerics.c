@@ -88,6 +88,8 @@ void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, con
         double ax = fabs(x);
         if (ax > r->max_abs_ref)
             r->max_abs_ref = ax;
+        if (isfinite(x))
+            ref2 += x * x;
         if (!isfinite(o)) {
             if (!r->n_nonfinite++ && worst_excess < INFINITY) {
                 worst_excess = INFINITY;
@@ -97,7 +99,7 @@ void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, con
             continue;
         }
         double err = fabs(o - x), excess = err - (tol->atol + tol->rtol * ax);
-        err2 += err * err, ref2 += x * x;
+        err2 += err * err;
         if (err > r->max_abs_err)
             r->max_abs_err = err;
         if (excess > 0)
@@ -124,6 +126,12 @@ const fattn_numerics *fattn_numerics_worse(const fattn_numerics *a, const fattn_
     int ok_a = fattn_numerics_ok(a), ok_b = fattn_numerics_ok(b);
     if (ok_a != ok_b)
         return ok_a ? b : a;
+    /* Two failures: NaN/Inf first, then elements out of tolerance (the norm
+     * leaves non-finite elements out, so it alone could hide them). */
+    if (!ok_a && a->n_nonfinite != b->n_nonfinite)
+        return a->n_nonfinite > b->n_nonfinite ? a : b;
+    if (!ok_a && a->n_bad != b->n_bad)
+        return a->n_bad > b->n_bad ? a : b;
     double ra = a->l2_bound > 0 ? a->rel_l2 / a->l2_bound : a->rel_l2;
     double rb = b->l2_bound > 0 ? b->rel_l2 / b->l2_bound : b->rel_l2;
     return rb > ra ? b : a;

@@ -63,7 +63,7 @@ typedef struct fattn_numerics {
     double norm_err; /* max_abs_err / max_abs_ref */
     size_t worst;    /* index of the element furthest out of tolerance (or the first non-finite) */
     double worst_out, worst_ref;
-    double l2_err, l2_ref; /* ||o - r|| and ||r|| over the finite elements, accumulated in fp64 */
+    double l2_err, l2_ref; /* ||o - r|| over the finite outputs, ||r|| over all, accumulated in fp64 */
     double rel_l2;         /* l2_err / l2_ref; where l2_ref is 0, l2_err (= ||o||) */
     double l2_bound;       /* what rel_l2 was held to: max_rel_l2, or atol where l2_ref is 0 */
     int l2_bad;            /* rel_l2 > l2_bound */
@@ -78,12 +78,13 @@ void fattn_numerics_compare(const uint16_t *out, const float *ref, size_t n, con
  * error within its bound. */
 int fattn_numerics_ok(const fattn_numerics *r);
 
-/* The worse of two checks: a failing one over a passing one, else the one
- * nearer its norm-wise bound. */
+/* The worse of two checks: a failing one over a passing one; of two
+ * failures, the one with more non-finite elements, then more out of
+ * tolerance; else the one nearer its norm-wise bound. */
 const fattn_numerics *fattn_numerics_worse(const fattn_numerics *a, const fattn_numerics *b);
 
 /* One line naming the gate that failed, both gates' figures and the worst
- * element: "norm-wise gate failed (peaky inputs): rel L2 0.0112 > 0.004;
+ * element: "norm-wise gate failed on peaky inputs: rel L2 0.0112 (> 0.004),
  * max |o-r| 0.0031 (normalized 0.0012), 0 of 1048576 out of tolerance, 0 not
  * finite; worst at b=0 h=0 s=12 d=3: 0.1 vs 0.1". */
 void fattn_numerics_describe(const fattn_numerics *r, const fattn_shape *s, char *out, size_t n);

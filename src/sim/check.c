@@ -132,6 +132,10 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
                            const fattn_sim_inputs *in, const char *cache_dir, fattn_sim_check *out)
 {
     memset(out, 0, sizeof *out);
+    for (int set = 0; set < FATTN_INPUT_SETS; ++set)
+        out->rel_l2[set] = -1;
+    if (in->row_blocks && !in->nrow_blocks)
+        return fattn_error(FATTN_EFAIL, "simulator: an empty list of row blocks to simulate");
     fattn_sim_kernel k;
     int rc = fattn_sim_kernel_build(src, cfg, shape->head_dim, shape->causal, cache_dir, &k, out->detail,
                                     sizeof out->detail);
@@ -144,8 +148,6 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
         return FATTN_OK;
     }
     out->smem_bytes = k.smem_bytes, out->threads = k.threads, out->cluster = k.cluster;
-    for (int set = 0; set < FATTN_INPUT_SETS; ++set)
-        out->rel_l2[set] = -1;
     const int bm = cfg->v[FATTN_P_BLOCK_M];
 
     bufs b = {0};
@@ -159,6 +161,10 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
         goto out;
     }
     b.nrows = pick_rows(shape, bm, in, b.rows);
+    if (!b.nrows) {
+        rc = fattn_error(FATTN_EFAIL, "simulator: no row of the shape in the row blocks asked for");
+        goto out;
+    }
     if (in->row_blocks) {
         /* The kernel runs a causal launch's last row block first (the
          * longest, kernels/fattn_fwd.cu): cluster x holds row block

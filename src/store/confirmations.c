@@ -30,16 +30,19 @@ static int add_samples(fattn_store *s, long long id, const char *side, const fat
 }
 
 /* The worse of the numerics checks before and after the timing: the
- * largest error and relative L2 error. */
-static int worst_numerics(const fattn_eval_result *r, double *err, double *rel_l2)
+ * largest error, and the largest relative L2 error (*has_l2 0 where an
+ * output held NaN/Inf, which the norm leaves out). */
+static int worst_numerics(const fattn_eval_result *r, double *err, double *rel_l2, int *has_l2)
 {
     if (!r || !r->has_numerics)
         return 0;
-    *err = r->num.max_abs_err, *rel_l2 = r->num.rel_l2;
+    *err = r->num.max_abs_err, *rel_l2 = r->num.rel_l2, *has_l2 = !r->num.n_nonfinite;
     if (r->has_numerics_after && r->num_after.max_abs_err > *err)
         *err = r->num_after.max_abs_err;
     if (r->has_numerics_after && r->num_after.rel_l2 > *rel_l2)
         *rel_l2 = r->num_after.rel_l2;
+    if (r->has_numerics_after && r->num_after.n_nonfinite)
+        *has_l2 = 0;
     return 1;
 }
 
@@ -104,12 +107,12 @@ int fattn_store_confirmation_add(fattn_store *s, const fattn_confirm_rec *r, lon
     else
         sqlite3_bind_null(st, 33), sqlite3_bind_null(st, 34);
     sqlite3_bind_int(st, 35, has && c->success);
-    int has_err = worst_numerics(r->cand, &err, &rel_l2);
+    int has_l2 = 0, has_err = worst_numerics(r->cand, &err, &rel_l2, &has_l2);
     bind_double(st, 36, has_err, err);
-    bind_double(st, 44, has_err, rel_l2);
-    has_err = worst_numerics(r->base, &err, &rel_l2);
+    bind_double(st, 44, has_err && has_l2, rel_l2);
+    has_err = worst_numerics(r->base, &err, &rel_l2, &has_l2);
     bind_double(st, 37, has_err, err);
-    bind_double(st, 45, has_err, rel_l2);
+    bind_double(st, 45, has_err && has_l2, rel_l2);
     fattn_store_bind_text(st, 38, r->detail);
     if (r->previous_id) {
         sqlite3_bind_int64(st, 39, r->previous_id);

@@ -123,7 +123,7 @@ int fattn_store_sim_check_add(fattn_store *s, const fattn_sim_check_rec *r)
     bind_double_or_null(st, 26, numerics, c->num.max_abs_err);
     bind_double_or_null(st, 27, numerics, c->num.norm_err);
     bind_int_or_null(st, 28, numerics, (long long)c->num.n_bad);
-    bind_double_or_null(st, 34, numerics, c->num.rel_l2);
+    bind_double_or_null(st, 34, numerics && !c->num.n_nonfinite, c->num.rel_l2);
     fattn_store_bind_text(st, 35, numerics ? fattn_input_set_name(c->num.set) : NULL);
     unsigned long long wf = 0, phases = 0;
     for (int i = 0; i < c->rep.nsites; ++i)

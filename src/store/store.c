@@ -571,7 +571,8 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         sqlite3_bind_double(st, 26, e->num.max_abs_err);
         sqlite3_bind_double(st, 27, e->num.norm_err);
         sqlite3_bind_int64(st, 28, (sqlite3_int64)e->num.n_bad);
-        sqlite3_bind_double(st, 47, e->num.rel_l2);
+        if (!e->num.n_nonfinite) /* the norm leaves NaN/Inf out: no figure then */
+            sqlite3_bind_double(st, 47, e->num.rel_l2);
         fattn_store_bind_text(st, 48, fattn_input_set_name(e->num.set));
     }
     if (e) {
