@@ -32,7 +32,6 @@
  * CONFIRM answers each entry as an EVAL with "n" samples.
  * Not for users: it measures nothing.
  */
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,43 +90,20 @@ static void fake_fini(void *state)
     free(f);
 }
 
-/* The planted bugs of plant=BUG: which keys row i of S sees, and how many
- * zero keys (K = V = 0: score 0) join its softmax. */
+/* The planted bugs of plant=BUG: how many keys row i of S sees, from key 0
+ * on; past S they are the last key tile's padding, K = V = 0 (score 0). */
 enum { PLANT_NONE, PLANT_DROP_LAST_KEY, PLANT_UNMASKED_TAIL, PLANT_CAUSAL_DIAGONAL };
 static const char *const plant_names[] = {"none", "drop-last-key", "unmasked-tail", "causal-diagonal"};
 
-static int plant_keys(int bug, int causal, int s, int i, int *zeros)
+static int plant_keys(int bug, int causal, int s, int i)
 {
-    *zeros = bug == PLANT_UNMASKED_TAIL && !causal ? (s + 63) / 64 * 64 - s : 0; /* causal: the mask hides them */
+    if (bug == PLANT_UNMASKED_TAIL && !causal) /* causal: the mask hides the padding */
+        return (s + 63) / 64 * 64;
     if (bug == PLANT_CAUSAL_DIAGONAL && causal)
         return i + 2 < s ? i + 2 : s;
     if (bug == PLANT_DROP_LAST_KEY)
         return (causal ? i + 1 : s) - (causal ? i == s - 1 : 1);
     return causal ? i + 1 : s;
-}
-
-/* Softmax(q K^T scale) V over keys [0, n) and `zeros` zero keys, in fp64. */
-static void attend(const float *q, const float *k, const float *v, int n, int zeros, int d, double *scores, double *out)
-{
-    double mx = zeros ? 0 : -INFINITY, sum;
-    for (int j = 0; j < n; ++j) {
-        double dot = 0;
-        for (int c = 0; c < d; ++c)
-            dot += (double)q[c] * k[(size_t)j * (size_t)d + (size_t)c];
-        scores[j] = dot / sqrt((double)d);
-        mx = scores[j] > mx ? scores[j] : mx;
-    }
-    sum = zeros * exp(-mx);
-    for (int c = 0; c < d; ++c)
-        out[c] = 0;
-    for (int j = 0; j < n; ++j) {
-        double p = exp(scores[j] - mx);
-        sum += p;
-        for (int c = 0; c < d; ++c)
-            out[c] += p * v[(size_t)j * (size_t)d + (size_t)c];
-    }
-    for (int c = 0; c < d; ++c)
-        out[c] /= sum;
 }
 
 /* The numerics of a kernel with planted bug `bug` at f's shape: the worse
@@ -142,11 +118,14 @@ static int plant_numerics(fake *f, int bug, const char *only, char *why, size_t 
                  plant_names[bug]);
         return -1;
     }
-    float *q = fattn_xmalloc(head * sizeof *q), *k = fattn_xmalloc(head * sizeof *k),
-          *v = fattn_xmalloc(head * sizeof *v);
+    /* K and V with a tile of zero keys past S, for unmasked-tail. */
+    const size_t padded = head + 64 * (size_t)d;
+    float *q = fattn_xmalloc(head * sizeof *q), *k = fattn_xcalloc(padded, sizeof *k),
+          *v = fattn_xcalloc(padded, sizeof *v);
     float *ref = fattn_xmalloc(n * sizeof *ref);
     uint16_t *out = fattn_xmalloc(n * sizeof *out);
-    double *scores = fattn_xmalloc((size_t)s * sizeof *scores), *row = fattn_xmalloc((size_t)d * 2 * sizeof *row);
+    double *scores = fattn_xmalloc(((size_t)s + 64) * sizeof *scores),
+           *row = fattn_xmalloc((size_t)d * 2 * sizeof *row);
     const fattn_numerics *worse = NULL;
     fattn_numerics each[FATTN_INPUT_SETS];
     for (int set = 0; set < FATTN_INPUT_SETS; ++set) {
@@ -159,11 +138,10 @@ static int plant_numerics(fake *f, int bug, const char *only, char *why, size_t 
                 v[i] = fattn_input_value(1, set, 2, bh * head + i);
             }
             for (int i = 0; i < s; ++i) {
-                int zeros, keys = plant_keys(bug, sh->causal, s, i, &zeros), ok_zeros;
                 const float *qi = q + (size_t)i * (size_t)d;
                 size_t at = bh * head + (size_t)i * (size_t)d;
-                attend(qi, k, v, plant_keys(PLANT_NONE, sh->causal, s, i, &ok_zeros), 0, d, scores, row);
-                attend(qi, k, v, keys, zeros, d, scores, row + d);
+                fattn_cpu_attend(qi, k, v, plant_keys(PLANT_NONE, sh->causal, s, i), d, scores, row);
+                fattn_cpu_attend(qi, k, v, plant_keys(bug, sh->causal, s, i), d, scores, row + d);
                 for (int c = 0; c < d; ++c) {
                     ref[at + (size_t)c] = (float)row[c];
                     out[at + (size_t)c] = fattn_float_to_half((float)row[d + c]);

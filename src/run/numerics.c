@@ -162,31 +162,42 @@ float fattn_input_value(uint64_t seed, int set, unsigned tensor, uint64_t index)
     return fattn_half_to_float(fattn_float_to_half(mul * fattn_fill_value(seed, tensor, index)));
 }
 
+void fattn_cpu_attend(const float *q, const float *k, const float *v, int n, int d, double *scores, double *out)
+{
+    const double scale = 1.0 / sqrt((double)d);
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int c = 0; c < d; ++c)
+            dot += (double)q[c] * k[(size_t)j * (size_t)d + (size_t)c];
+        scores[j] = dot * scale;
+        mx = scores[j] > mx ? scores[j] : mx;
+    }
+    for (int c = 0; c < d; ++c)
+        out[c] = 0;
+    for (int j = 0; j < n; ++j) {
+        double p = exp(scores[j] - mx);
+        sum += p;
+        for (int c = 0; c < d; ++c)
+            out[c] += p * v[(size_t)j * (size_t)d + (size_t)c];
+    }
+    for (int c = 0; c < d; ++c)
+        out[c] /= sum;
+}
+
 void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int set, int b, int h, int row, double *out)
 {
     const int d = s->head_dim, n_keys = s->causal ? row + 1 : s->seqlen;
     const uint64_t head = ((uint64_t)b * (uint64_t)s->heads + (uint64_t)h) * (uint64_t)s->seqlen * (uint64_t)d;
-    const double scale = 1.0 / sqrt((double)d);
-    double *scores = fattn_xmalloc((size_t)n_keys * sizeof *scores), q[128], mx = -INFINITY, sum = 0;
-    for (int k = 0; k < d; ++k)
-        q[k] = fattn_input_value(seed, set, 0, head + (uint64_t)row * (uint64_t)d + (uint64_t)k);
-    for (int j = 0; j < n_keys; ++j) {
-        double dot = 0;
-        for (int k = 0; k < d; ++k)
-            dot += q[k] * fattn_input_value(seed, set, 1, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
-        scores[j] = dot * scale;
-        if (scores[j] > mx)
-            mx = scores[j];
+    const size_t n = (size_t)n_keys * (size_t)d;
+    float q[128], *k = fattn_xmalloc(n * sizeof *k), *v = fattn_xmalloc(n * sizeof *v);
+    double *scores = fattn_xmalloc((size_t)n_keys * sizeof *scores);
+    for (int c = 0; c < d; ++c)
+        q[c] = fattn_input_value(seed, set, 0, head + (uint64_t)row * (uint64_t)d + (uint64_t)c);
+    for (size_t i = 0; i < n; ++i) {
+        k[i] = fattn_input_value(seed, set, 1, head + i);
+        v[i] = fattn_input_value(seed, set, 2, head + i);
     }
-    for (int k = 0; k < d; ++k)
-        out[k] = 0;
-    for (int j = 0; j < n_keys; ++j) {
-        double p = exp(scores[j] - mx);
-        sum += p;
-        for (int k = 0; k < d; ++k)
-            out[k] += p * fattn_input_value(seed, set, 2, head + (uint64_t)j * (uint64_t)d + (uint64_t)k);
-    }
-    for (int k = 0; k < d; ++k)
-        out[k] /= sum;
-    free(scores);
+    fattn_cpu_attend(q, k, v, n_keys, d, scores, out);
+    free(k), free(v), free(scores);
 }

@@ -93,6 +93,10 @@ void fattn_numerics_describe(const fattn_numerics *r, const fattn_shape *s, char
  * (input set `set`: Q and K scaled by fattn_input_set_qk_mul first). */
 float fattn_input_value(uint64_t seed, int set, unsigned tensor, uint64_t index);
 
+/* Attention of query q over keys [0, n) in fp64: softmax(q K^T / sqrt(d)) V,
+ * with K and V n rows of d floats; scores is scratch for n doubles. */
+void fattn_cpu_attend(const float *q, const float *k, const float *v, int n, int d, double *scores, double *out);
+
 /* Attention of one query row in fp64 on the CPU from the seeded inputs of
  * input set `set`: out[0..D) for batch b, head h, row `row`. */
 void fattn_cpu_attention_row(const fattn_shape *s, uint64_t seed, int set, int b, int h, int row, double *out);
