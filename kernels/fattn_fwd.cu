@@ -407,7 +407,9 @@ fattn_fwd(const half *__restrict__ q, const half *__restrict__ k, const half *__
     const int t_begin = 0;
     const int n_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;
 #endif
-    const int n_chunks = n_tiles * 2 * kChunksPerTile;
+#if STAGES > 1
+    const int n_chunks = n_tiles * 2 * kChunksPerTile; /* K and V chunks to load ahead */
+#endif
     const half *kh = k + head + (size_t)t_begin * BLOCK_N * HEAD_DIM;
     const half *vh = v + head + (size_t)t_begin * BLOCK_N * HEAD_DIM;
     const int kv_len = seqlen - t_begin * BLOCK_N; /* keys from kh on */

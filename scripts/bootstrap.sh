@@ -16,8 +16,17 @@ shift || true
 . scripts/install-packages.sh
 install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium xz-utils
 
+# Quiet when it works; when it fails, the end of the log and where it is.
+mkdir -p "$build"
+log=$build/bootstrap.log
+failed() {
+    echo "bootstrap.sh: $1 failed; the last 30 lines of $log:" >&2
+    tail -n 30 "$log" >&2
+    [ -f "$build/meson-logs/meson-log.txt" ] && echo "bootstrap.sh: meson's own log: $build/meson-logs/meson-log.txt" >&2
+    exit 1
+}
 if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$@" >/dev/null
+    meson setup "$build" "$@" >"$log" 2>&1 || failed "meson setup $build $*"
 fi
-ninja -C "$build" >/dev/null
+ninja -C "$build" >"$log" 2>&1 || failed "ninja -C $build"
 echo "bootstrap.sh: built $build/fattn-tune" >&2

@@ -796,7 +796,7 @@ stage_speed() {
     fi
     while read -r shape causal budget; do
         budget=$((budget * scale / 100))
-        [ $budget -lt 8 ] && budget=8
+        [ $budget -lt 10 ] && budget=10  # search refuses less
         speed_one "$shape" "$causal" "$budget" "$sdb" </dev/null
     done <<<"$pairs"
     if [ -n "$cmp_pid" ]; then

@@ -87,6 +87,8 @@ static void sample(const char *arch)
     CHECK_INT(one(db, "SELECT count(*) FROM trials WHERE study_id = 1 AND cache_key IS NULL AND status = 'rejected'"),
               rejected);
     CHECK_INT(one(db, "SELECT count(*) FROM compile_cache WHERE ok = 1 AND cubin IS NOT NULL"), SAMPLE);
+    /* The kernel compiles clean: no NVRTC or ptxas warning in any log. */
+    CHECK_INT(one(db, "SELECT count(*) FROM compile_cache WHERE log LIKE '%warning%'"), 0);
     /* The sample covers every value of every parameter. */
     static const char *const cols[] = {"block_m", "block_n",  "block_k", "num_warps", "stages",
                                        "unroll",  "cp_async", "swizzle", "half2"};

@@ -246,6 +246,9 @@ static void trials_and_cache(void)
     /* WAL mode, and what was committed is there after reopening. */
     CHECK_INT(fattn_store_open(path("rt.db"), FATTN_DB_READ, &s), FATTN_OK);
     CHECK_INT(pragma(s, "SELECT count(*) FROM compile_cache"), 1);
+    fattn_store_close(&s);
+    /* (A reader opens a database with no -wal immutable; a writer sees its mode.) */
+    CHECK_INT(fattn_store_open(path("rt.db"), FATTN_DB_WRITE, &s), FATTN_OK);
     sqlite3_stmt *st;
     sqlite3_prepare_v2(fattn_store_db(s), "PRAGMA journal_mode", -1, &st, NULL);
     CHECK(sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0);

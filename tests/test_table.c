@@ -71,6 +71,17 @@ static void cut_and_record(void)
     CHECK_STR(buf, "key:    k\ndetail: 0123456789abcdef\n");
     free(buf);
     fattn_rows_release(&r);
+    /* A log keeps its lines, indented under the first; a control byte
+     * within a line is still a '?', a CRLF ending and the last newline go. */
+    const char *log[] = {"k", "ptxas info : a\r\n\nptxas info\x1b[31m : b\n"};
+    fattn_rows_init(&r, 2, names);
+    fattn_rows_add(&r, log, NULL);
+    f = open_memstream(&buf, &len);
+    fattn_rows_print_record(f, &r, 0, FATTN_FMT_TABLE);
+    fclose(f);
+    CHECK_STR(buf, "key:    k\ndetail: ptxas info : a\n        \n        ptxas info?[31m : b\n");
+    free(buf);
+    fattn_rows_release(&r);
     /* Empty JSON result. */
     fattn_rows_init(&r, 2, names);
     t = render(&r, FATTN_FMT_JSON, 0);

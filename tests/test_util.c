@@ -11,6 +11,7 @@
 #include "compile/nvrtc.h"
 #include "run/landscape.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/misc.h"
 #include "util/proc.h"
 #include "util/sha256.h"
@@ -150,6 +151,44 @@ static void quiet_kept(void)
 
 /* Process tags: this process runs; a tag whose start time is another's, or
  * whose pid is gone, does not; another host's cannot be told. */
+/* Text files: a NUL byte is refused where it is, an endless stream at the
+ * limit, a pipe read whole. */
+static void text_files(void)
+{
+    fattn_error_set_quiet(1);
+    char path[] = "/tmp/fattn-test-util-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "{\"a\": 1}\0rest", 14) == 14);
+    close(fd);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
+    CHECK(strstr(fattn_last_error(), "byte 8 is NUL") != NULL);
+    CHECK_INT(fattn_read_file("/dev/zero", "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
+    CHECK(strstr(fattn_last_error(), "byte 0 is NUL") != NULL);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs("hello\n", f);
+    fclose(f);
+    CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_OK);
+    CHECK(len == 6 && !strcmp(text, "hello\n"));
+    free(text);
+    CHECK_INT(truncate(path, (off_t)FATTN_TEXT_MAX + 1), 0);
+    CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
+    CHECK(strstr(fattn_last_error(), "over the limit of 16 MiB") != NULL);
+    unlink(path);
+    /* A stream without NUL and without end: "yes" through a pipe. */
+    FILE *p = popen("yes 2>/dev/null", "r");
+    CHECK(p != NULL);
+    char dev[64];
+    snprintf(dev, sizeof dev, "/proc/self/fd/%d", fileno(p));
+    CHECK_INT(fattn_read_file(dev, "landscape file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
+    CHECK(strstr(fattn_last_error(), "over the limit of 16 MiB") != NULL);
+    pclose(p);
+    fattn_error_set_quiet(0);
+}
+
 static void process_tags(void)
 {
     char tag[320], other[400], who[400];
@@ -201,6 +240,7 @@ int main(void)
     T_RUN(random_stream);
     T_RUN(errors);
     T_RUN(quiet_kept);
+    T_RUN(text_files);
     T_RUN(process_tags);
     return t_exit();
 }

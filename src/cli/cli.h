@@ -21,6 +21,10 @@
 #include "target/arch.h"
 #include "target/shape.h"
 
+/* Progress on stderr: a line redrawn in place on a terminal; otherwise (a
+ * file, a pipe, CI) a whole line at least this often, in ms. -q: none. */
+#define CLI_PROGRESS_LOG_MS 10000
+
 typedef struct cli_common {
     const char *db_path;    /* --db, default results/fattn.db */
     const char *kernel_dir; /* --kernel-dir, default see util/paths.h */
@@ -52,6 +56,7 @@ enum {
     OPT_STATUS,
     OPT_REASON,
     OPT_SQL,
+    OPT_SQL_TIMEOUT,
     OPT_EXPLAIN,
     OPT_EXAMPLES,
     OPT_LIST,

@@ -62,12 +62,48 @@ typedef struct run_state {
     long long study;
     long long seq;
     const cli_target *t;
-    int progress; /* print a progress line */
+    int progress; /* print progress: one line redrawn on a terminal, else one every CLI_PROGRESS_LOG_MS */
+    int tty;
     double t0, last_print;
-    int total, done, rejected_after, env_errors, mismatches, compiled_ok;
+    int total, done, done0, rejected_after, env_errors, mismatches, compiled_ok;
     int by_reason[FATTN_R_COUNT];
     char first_env_error[320];
+    /* A study taken up: the keys its earlier runs recorded, sorted. */
+    char (*prior)[FATTN_KEY_MAX];
+    size_t nprior, prior_cap;
 } run_state;
+
+/* fattn_store_each_trial's callback: a trial an earlier run recorded. */
+static void note_prior(void *arg, const char *key, const char *status, const char *reason, int has_registers)
+{
+    run_state *s = arg;
+    if (status && !strcmp(status, "error"))
+        return; /* compiled again: the environment may be fixed now */
+    if (s->nprior == s->prior_cap)
+        s->prior = fattn_xrealloc(s->prior, (s->prior_cap = s->prior_cap ? 2 * s->prior_cap : 1024) * sizeof *s->prior);
+    snprintf(s->prior[s->nprior++], FATTN_KEY_MAX, "%s", key ? key : "");
+    int r = reason ? fattn_reason_find(reason) : 0;
+    if (status && !strcmp(status, "compiled"))
+        ++s->by_reason[FATTN_R_NONE];
+    else if (r > FATTN_R_LAST_STATIC) {
+        ++s->by_reason[r];
+        ++s->rejected_after;
+    }
+    s->compiled_ok += has_registers;
+    s->mismatches += r == FATTN_R_SMEM_MISMATCH;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static int recorded(const run_state *s, const fattn_config *cfg)
+{
+    char key[FATTN_KEY_MAX];
+    fattn_config_key(cfg, key);
+    return s->nprior && bsearch(key, s->prior, s->nprior, sizeof *s->prior, by_key) != NULL;
+}
 
 static int store_trial(run_state *s, const fattn_trial_rec *r)
 {
@@ -83,13 +119,15 @@ static int store_trial(run_state *s, const fattn_trial_rec *r)
 static void progress(run_state *s, int force)
 {
     double now = fattn_now_ms();
-    if (!s->progress || (!force && now - s->last_print < 200))
+    if (!s->progress || (!force && now - s->last_print < (s->tty ? 200 : CLI_PROGRESS_LOG_MS)))
         return;
     s->last_print = now;
-    double rate = s->done / ((now - s->t0) / 1000.0 + 1e-9);
+    /* The rate of this run's compiles (a study taken up counts its earlier ones in done). */
+    double rate = (s->done - s->done0) / ((now - s->t0) / 1000.0 + 1e-9);
     double eta = rate > 0 ? (s->total - s->done) / rate : 0;
-    fprintf(stderr, "\r  compiled %d/%d  rejected after compile %d  errors %d  %.1f/s  ETA %dm%02ds   ", s->done,
-            s->total, s->rejected_after, s->env_errors, rate, (int)eta / 60, (int)eta % 60);
+    fprintf(stderr, "%scompiled %d/%d  rejected after compile %d  errors %d  %.1f/s  ETA %dm%02ds%s",
+            s->tty ? "\r  " : "fattn-tune: ", s->done, s->total, s->rejected_after, s->env_errors, rate, (int)eta / 60,
+            (int)eta % 60, s->tty ? "   " : "\n");
     fflush(stderr);
 }
 
@@ -147,10 +185,13 @@ static void summary(const run_state *s, const fattn_batch_stats *bs, const fattn
     printf("study %lld: compile of %s for %s on %s\n", s->study, s->t->space.label, shape, s->t->arch->name);
     printf("%zu configurations: %zu rejected by the static gates, %zu survive", sv->considered,
            sv->considered - sv->nsurvivors, sv->nsurvivors);
-    if ((size_t)bs->total < sv->nsurvivors)
-        printf(", a sample of %d compiled", bs->total);
+    if ((size_t)s->total < sv->nsurvivors)
+        printf(", a sample of %d compiled", s->total);
     printf("\ncompiled %d (%d by NVRTC, %d from the cache) in %.1f s\n", bs->finished - bs->env_errors, bs->compiled,
            bs->cache_hits, seconds);
+    if (s->nprior)
+        printf("taken up: %d survivors and %zu trials in all recorded by the study's earlier run\n", s->done0,
+               s->nprior);
     const char *names[] = {"status", "reason", "count"};
     const unsigned char numeric[] = {0, 0, 1};
     fattn_rows rows;
@@ -202,6 +243,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     fattn_compile_item *items = NULL;
     fattn_space_verdicts sv = {0};
     int nsurv = 0, rc, have_src = 0;
+    run_state s = {0};
     char help[4096];
     struct sigaction sa, old_int, old_term, old_hup;
 
@@ -247,9 +289,25 @@ int cmd_compile(int argc, char **argv, cli_common *c)
         .limits_json = limits,
         .argv = cmdline,
     };
-    run_state s = {.store = store, .t = &t, .progress = !c->quiet && isatty(2), .t0 = fattn_now_ms()};
-    if ((rc = fattn_store_study_begin(store, &sr, &s.study)))
+    s = (run_state){
+        .store = store, .t = &t, .progress = !c->quiet, .tty = isatty(2), .t0 = fattn_now_ms(), .total = nsurv};
+    /* The same command stopped before (Ctrl-C, kill -9): its study is taken
+     * up, what it recorded kept. */
+    long long prior = 0;
+    if ((rc = fattn_store_study_unfinished(store, &sr, &prior)))
         goto out;
+    if (prior) {
+        if ((rc = fattn_store_study_reopen(store, prior, NULL))
+            || (rc = fattn_store_each_trial(store, prior, note_prior, &s, &s.seq)))
+            goto out;
+        s.study = prior;
+        qsort(s.prior, s.nprior, sizeof *s.prior, by_key);
+        if (!c->quiet)
+            fprintf(stderr, "fattn-tune: taking up study %lld, stopped before with %zu trials recorded\n", prior,
+                    s.nprior);
+    } else if ((rc = fattn_store_study_begin(store, &sr, &s.study))) {
+        goto out;
+    }
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -262,6 +320,8 @@ int cmd_compile(int argc, char **argv, cli_common *c)
             continue;
         fattn_config cfg;
         fattn_space_config(&t.space, i, &cfg);
+        if (recorded(&s, &cfg))
+            continue;
         fattn_trial_rec r = {.study_id = s.study,
                              .seq = s.seq++,
                              .cfg = &cfg,
@@ -275,9 +335,14 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     fattn_batch_stats bs = {0};
     if (!rc && !interrupted) {
         items = fattn_xcalloc((size_t)(nsurv ? nsurv : 1), sizeof *items);
-        for (int i = 0; i < nsurv; ++i)
-            fattn_space_config(&t.space, sv.survivors[i], &items[i].cfg);
-        s.total = nsurv;
+        int left = 0;
+        for (int i = 0; i < nsurv; ++i) {
+            fattn_space_config(&t.space, sv.survivors[i], &items[left].cfg);
+            left += !recorded(&s, &items[left].cfg);
+        }
+        s.done = s.done0 = nsurv - left;
+        nsurv = left;
+        s.total = s.done + left;
         fattn_compile_ctx ctx = {.src = &src,
                                  .cuda_include = include,
                                  .arch = t.arch,
@@ -289,8 +354,9 @@ int cmd_compile(int argc, char **argv, cli_common *c)
                                  .done = on_compiled,
                                  .done_arg = &s};
         rc = fattn_compile_batch(&ctx, items, nsurv, &bs);
-        progress(&s, 1);
-        if (s.progress)
+        if (s.total)
+            progress(&s, 1);
+        if (s.progress && s.tty && s.total)
             fputc('\n', stderr);
     }
     sigaction(SIGINT, &old_int, NULL);
@@ -306,8 +372,8 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     if (interrupted) {
         rc = fattn_error(FATTN_EFAIL,
                          "interrupted after %d of %d compiles; study %lld keeps every trial recorded, "
-                         "the compile cache every cubin: run the same command again to finish",
-                         s.done, nsurv, s.study);
+                         "the compile cache every cubin: run the same command again to take it up where it stopped",
+                         s.done, s.total, s.study);
     } else if (s.env_errors) {
         rc = fattn_error(FATTN_EFAIL, "%d configuration%s could not be compiled or read (first: %s)", s.env_errors,
                          s.env_errors == 1 ? "" : "s", s.first_env_error);
@@ -321,6 +387,7 @@ out:
     for (int i = 0; items && i < nsurv; ++i)
         fattn_compile_item_release(&items[i]);
     free(items);
+    free(s.prior);
     fattn_space_verdicts_release(&sv);
     free(cmdline);
     free(include);

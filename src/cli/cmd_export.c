@@ -28,14 +28,18 @@ static const char help[] =
     "Build the tuned kernel as the header's recipe says, with the nvcc flags of the measured NVRTC build\n"
     "(FATTN_TUNED_NVCC_FLAGS: -gencode for the arch, -std=c++17, --use_fast_math):\n"
     "  nvcc FLAGS -c -include fattn_tuned.h kernels/fattn_fwd.cu\n"
-    "A study without timed trials (trials are timed on a GPU) has nothing to export.\n"
+    "A study without timed trials has nothing to export: trials are timed on a GPU, or without one\n"
+    "by search --evaluator replay:FILE from a measured landscape (tests/data/landscape-*.csv).\n"
+    "-o FILE is replaced whole or not at all (a symlink's target); a device, FIFO or folder is\n"
+    "refused; -o - is standard output.\n"
     "\n"
     "  --study N            study id (see fattn-tune query studies); repeat it to export several\n"
     "                       studies (shapes) into one header with a table and fattn_tuned_lookup()\n"
     "  --format FMT         header (default), json, cubin (the exact compiled kernel that was measured,\n"
     "                       from the compile cache; needs -o), or t4 (every trial in the T4 results\n"
     "                       format of Kernel Tuner and KTT)\n"
-    "  -o, --output FILE    write FILE (replaced atomically) instead of standard output\n"
+    "  -o, --output FILE    write FILE (replaced atomically; a regular file or a new path; - for\n"
+    "                       standard output) instead of standard output\n"
     "  --kernel FILE        also write the kernel source specialized for the configuration (the header,\n"
     "                       then kernels/fattn_fwd.cu with its headers inlined): nvcc FLAGS -c FILE builds it.\n"
     "                       The source must be the one the study measured (the same sha256)\n"
@@ -153,7 +157,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
     rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
-    if (o.format == FMT_CUBIN && !o.output)
+    if (o.format == FMT_CUBIN && fattn_outfile_is_stdout(o.output))
         return fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
     if (o.nstudies > 1 && o.format != FMT_HEADER)
         return fattn_error(FATTN_EUSAGE,
@@ -166,6 +170,11 @@ int cmd_export(int argc, char **argv, cli_common *c)
         return fattn_error(FATTN_EUSAGE, "--kernel writes one configuration's kernel; give one --study");
     if (o.allow_kernel && !o.kernel)
         return fattn_error(FATTN_EUSAGE, "--allow-kernel-change goes with --kernel FILE");
+    if (o.kernel && fattn_outfile_is_stdout(o.kernel) && fattn_outfile_is_stdout(o.output))
+        return fattn_error(FATTN_EUSAGE,
+                           "--kernel %s and the header would both go to standard output; "
+                           "give -o FILE or --kernel FILE",
+                           o.kernel);
     if (o.kernel && o.output && !strcmp(o.kernel, o.output))
         return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
     if (o.kernel) {
@@ -176,16 +185,22 @@ int cmd_export(int argc, char **argv, cli_common *c)
     }
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
         goto out;
-    /* The kernel first: when it cannot be written, neither is the header. */
-    if (o.kernel) {
-        if ((rc = check_kernel(s, &o, &src, c)) || (rc = fattn_outfile_open(&kout, o.kernel)))
-            goto out;
-        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
-        if ((rc = fattn_outfile_finish(&kout, rc)))
-            goto out;
+    /* Both targets open before either is written, and both replaced or
+     * neither. */
+    if ((o.kernel && (rc = fattn_outfile_open(&kout, o.kernel))) || (rc = fattn_outfile_open(&out, o.output))) {
+        fattn_outfile_finish(&kout, rc);
+        goto out;
     }
-    if (!(rc = fattn_outfile_open(&out, o.output)))
-        rc = fattn_outfile_finish(&out, write_one(s, &o, out.f));
+    if (o.kernel && !(rc = check_kernel(s, &o, &src, c)))
+        rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
+    if (!rc)
+        rc = write_one(s, &o, out.f);
+    /* Both written whole before either replaces its file; with an error,
+     * both temporaries go. */
+    rc = fattn_outfile_close(&kout, rc);
+    rc = fattn_outfile_close(&out, rc);
+    rc = fattn_outfile_finish(&kout, rc);
+    rc = fattn_outfile_finish(&out, rc);
 out:
     fattn_store_close(&s);
     if (have_src)

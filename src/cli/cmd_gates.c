@@ -232,7 +232,8 @@ int cmd_gates(int argc, char **argv, cli_common *c)
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | (o.explain ? 0 : CLI_NEED_SPACE), "gates")))
+    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | (o.explain && !t.space_path ? 0 : CLI_NEED_SPACE),
+                                "gates")))
         goto out;
     rc = o.explain ? run_explain(c, &t, &o) : run_counts(&t, &o);
 out:

@@ -38,8 +38,10 @@ static const char help[] =
     "  --status S           trials with this status: rejected, compiled, error, ok\n"
     "  --reason R           trials rejected for this reason (a gate code such as spills)\n"
     "  --limit N            at most N rows (default 50 for trials, 10 for top, 0 = all)\n"
+    "  --sql-timeout D      stop a --sql statement still running after D (default 60s; 0: never)\n"
     "  --format FMT         table (default), csv or json\n"
-    "  -o, --output FILE    write FILE (replaced whole, only on success) instead of standard output\n"
+    "  -o, --output FILE    write FILE (replaced whole, only on success; a regular file or a new\n"
+    "                       path; - for standard output) instead of standard output\n"
     "  --db PATH            results database (default results/fattn.db)\n"
     "  -h, --help           this help\n";
 
@@ -48,6 +50,8 @@ typedef struct query_opts {
     const char *status, *reason, *sql, *output;
     long limit;
     int has_limit, format;
+    double sql_timeout_ms;
+    int sql_timeout_given;
 } query_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -81,6 +85,13 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_LIMIT: o->has_limit = 1; return cli_long("--limit", arg, 0, 100000000, &o->limit);
     case OPT_SQL: o->sql = arg; return FATTN_OK;
+    case OPT_SQL_TIMEOUT:
+        o->sql_timeout_given = 1;
+        if (strcmp(arg, "0") && (fattn_parse_duration(arg, &o->sql_timeout_ms) || o->sql_timeout_ms <= 0))
+            return fattn_error(FATTN_EUSAGE, "--sql-timeout '%s': expected a duration such as 60s or 5m, or 0", arg);
+        if (!strcmp(arg, "0"))
+            o->sql_timeout_ms = 0;
+        return FATTN_OK;
     case OPT_FORMAT: return fattn_format_parse(arg, "--format", &o->format);
     case 'o':
     case OPT_OUTPUT: o->output = arg; return FATTN_OK;
@@ -137,6 +148,10 @@ static int authorize(void *why, int action, const char *a, const char *b, const 
         *reason = "ATTACH and DETACH are refused; query reads the database of --db alone";
         return SQLITE_DENY;
     }
+    if (action == SQLITE_FUNCTION && b && !sqlite3_stricmp(b, "load_extension")) {
+        *reason = "load_extension is refused; query runs SQL on the database alone";
+        return SQLITE_DENY;
+    }
     if (action == SQLITE_PRAGMA && b) {
         for (const char *const *p = read_pragmas; *p; ++p)
             if (!strcmp(a, *p))
@@ -147,7 +162,13 @@ static int authorize(void *why, int action, const char *a, const char *b, const 
     return SQLITE_OK;
 }
 
-static int run_sql(fattn_store *s, const char *sql, FILE *out, int format)
+/* SQLite's progress handler: stops the statement past its deadline. */
+static int past_deadline(void *deadline)
+{
+    return fattn_now_ms() > *(const double *)deadline;
+}
+
+static int run_sql(fattn_store *s, const char *sql, FILE *out, int format, double timeout_ms)
 {
     sqlite3_stmt *st;
     const char *tail, *why = NULL;
@@ -174,7 +195,24 @@ static int run_sql(fattn_store *s, const char *sql, FILE *out, int format)
         return fattn_error(FATTN_EUSAGE, "--sql: the statement would change the database; query opens it read-only "
                                          "(SELECT and read-only PRAGMAs only)");
     }
-    int rc = print_stmt(s, st, out, format, 0, NULL);
+    double deadline = fattn_now_ms() + timeout_ms;
+    if (timeout_ms > 0)
+        sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
+    fattn_rows rows;
+    int rc = FATTN_OK;
+    if (fattn_rows_from_stmt(&rows, st)) {
+        if (sqlite3_errcode(db) == SQLITE_INTERRUPT)
+            rc = fattn_error(FATTN_EFAIL,
+                             "--sql: stopped after %.0f s (--sql-timeout); give a longer --sql-timeout "
+                             "or a query that ends",
+                             timeout_ms / 1000.0);
+        else
+            rc = fattn_store_fail(s, "query failed");
+    } else {
+        fattn_rows_print(out, &rows, format, format == FATTN_FMT_TABLE ? 100 : 0);
+    }
+    fattn_rows_release(&rows);
+    sqlite3_progress_handler(db, 0, NULL, NULL);
     sqlite3_finalize(st);
     return rc;
 }
@@ -252,12 +290,13 @@ int cmd_query(int argc, char **argv, cli_common *c)
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"run", required_argument, NULL, OPT_RUN},
         {"sql", required_argument, NULL, OPT_SQL},
+        {"sql-timeout", required_argument, NULL, OPT_SQL_TIMEOUT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {NULL, 0, NULL, 0},
     };
     static const int what = 0, fix = 1;
-    query_opts o = {.format = FATTN_FMT_TABLE};
+    query_opts o = {.format = FATTN_FMT_TABLE, .sql_timeout_ms = 60000};
     fattn_outfile out = {0};
     fattn_store *s = NULL;
     sqlite3_stmt *st = NULL;
@@ -267,6 +306,8 @@ int cmd_query(int argc, char **argv, cli_common *c)
     rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, &first);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
+    if (o.sql_timeout_given && !o.sql)
+        return fattn_error(FATTN_EUSAGE, "query: --sql-timeout goes with --sql");
     if (o.sql && first < argc)
         return fattn_error(FATTN_EUSAGE, "query: --sql takes no subcommand ('%s' given)", argv[first]);
     const char *sub = first < argc ? argv[first++] : "studies";
@@ -298,7 +339,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
     if ((rc = fattn_outfile_open(&out, o.output)))
         goto out;
     if (o.sql) {
-        rc = run_sql(s, o.sql, out.f, o.format);
+        rc = run_sql(s, o.sql, out.f, o.format, o.sql_timeout_ms);
         goto out;
     }
     long long study = 0;

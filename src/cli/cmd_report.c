@@ -23,7 +23,8 @@ static const char help[] =
     "gets a line in the best-so-far plots; the first is the one reported in full.\n"
     "\n"
     "  --study S            study id (see fattn-tune query studies); repeatable\n"
-    "  -o, --output FILE    write FILE (replaced atomically); without it, standard output\n"
+    "  -o, --output FILE    write FILE (replaced atomically; a regular file or a new path); without\n"
+    "                       it, or with -, standard output\n"
     "  --db PATH            results database (default results/fattn.db)\n"
     "  -h, --help           this help\n";
 

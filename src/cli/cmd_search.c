@@ -27,6 +27,7 @@
 #include "export/table.h"
 #include "gpu/device.h"
 #include "run/evaluator.h"
+#include "run/landscape.h"
 #include "run/worker.h"
 #include "search/strategy.h"
 #include "store/store.h"
@@ -64,7 +65,8 @@ static const char help_head[] =
     "                       (without replacement); lhs (Latin hypercube designs); anneal\n"
     "                       (simulated annealing with restarts)\n"
     "  --trials N           stop after N configurations run on the GPU (rejections do not count)\n"
-    "  --budget DURATION    stop after this much wall time, compiles included: 90s, 6m, 2h, 1h30m\n"
+    "  --budget DURATION    wall time for the whole run, compiles included: 90s, 6m, 2h, 1h30m (at\n"
+    "                       least 10s); no trial starts that would likely end past it\n"
     "  --resume STUDY       go on with an interrupted (or limited) search study: its arguments, its\n"
     "                       strategy told every stored outcome, nothing run twice; --budget and\n"
     "                       --trials count the study's earlier time and trials, and may be raised\n"
@@ -74,10 +76,14 @@ static const char help_head[] =
     "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
     "                       contained); repeatable\n";
 
+/* The shortest --budget: below it no trial would end in time. */
+#define FATTN_MIN_BUDGET_S 10
+
 typedef struct search_opts {
     const fattn_strategy_ops *strategy;
     long trials, jobs;
     double budget_ms;
+    const char *budget_arg; /* --budget as given */
     cli_timing tm;
     const char *replay;
     unsigned skip;
@@ -100,6 +106,7 @@ static int handle(void *ctx, int opt, const char *arg)
     case OPT_BUDGET:
         if (fattn_parse_duration(arg, &o->budget_ms) || o->budget_ms <= 0)
             return fattn_error(FATTN_EUSAGE, "--budget '%s': expected a duration such as 90s, 6m, 2h or 1h30m", arg);
+        o->budget_arg = arg;
         return FATTN_OK;
     case OPT_EVALUATOR:
         if (strcmp(arg, "gpu") == 0)
@@ -237,15 +244,15 @@ static int skip_sim_defects(fattn_store *store, const cli_target *t, const fattn
 }
 
 typedef struct progress_state {
-    int tty;
-    double last;
+    int on, tty; /* on: not -q; a line redrawn on a terminal, else one every CLI_PROGRESS_LOG_MS */
+    double last, deadline_ms;
 } progress_state;
 
 static void show_progress(void *arg, const fattn_tune_progress *p)
 {
     progress_state *ps = arg;
     double now = fattn_now_ms();
-    if (!ps->tty || now - ps->last < 250)
+    if (!ps->on || now - ps->last < (ps->tty ? 250 : CLI_PROGRESS_LOG_MS))
         return;
     ps->last = now;
     int rejected = 0;
@@ -253,15 +260,17 @@ static void show_progress(void *arg, const fattn_tune_progress *p)
         rejected += p->by_reason[r];
     double per = p->tried ? p->elapsed_ms / (double)p->tried : 0;
     double eta = per * (double)(p->candidates - p->tried) / 1000.0;
-    fprintf(stderr, "\r  %zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %dm%02ds   ",
-            p->tried, p->candidates, p->ok, rejected, p->errors, p->best_us > 0 ? p->best_key : "-", p->best_us,
-            (int)eta / 60, (int)eta % 60);
+    if (ps->deadline_ms > 0 && eta > (ps->deadline_ms - now) / 1000.0) /* the budget ends it first */
+        eta = ps->deadline_ms > now ? (ps->deadline_ms - now) / 1000.0 : 0;
+    fprintf(stderr, "%s%zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %dm%02ds%s",
+            ps->tty ? "\r  " : "fattn-tune: ", p->tried, p->candidates, p->ok, rejected, p->errors,
+            p->best_us > 0 ? p->best_key : "-", p->best_us, (int)eta / 60, (int)eta % 60, ps->tty ? "   " : "\n");
     fflush(stderr);
 }
 
 static void summary(long long study, const char *strategy, const cli_target *t, const fattn_evaluator *ev,
                     const fattn_space_verdicts *sv, const fattn_tune_progress *p, int stop, long trials,
-                    const char *budget)
+                    const char *budget, double ran_ms, double budget_ms)
 {
     char shape[96];
     fattn_shape_format(&t->shape, shape, sizeof shape);
@@ -308,14 +317,56 @@ static void summary(long long study, const char *strategy, const cli_target *t, 
         printf("\nbest: none measured\n");
     switch (stop) {
     case FATTN_TUNE_TRIALS: printf("stopped: --trials %ld reached\n", trials); break;
-    case FATTN_TUNE_BUDGET: printf("stopped: --budget %s spent\n", budget); break;
+    case FATTN_TUNE_BUDGET:
+        if (ran_ms > budget_ms)
+            printf("stopped: --budget %s spent; ran %.1f s, %.1f s over (the trial in flight)\n", budget,
+                   ran_ms / 1000.0, (ran_ms - budget_ms) / 1000.0);
+        else
+            printf("stopped: --budget %s spent; ran %.1f s, within it (another trial would not have ended "
+                   "in time)\n",
+                   budget, ran_ms / 1000.0);
+        break;
     case FATTN_TUNE_INTERRUPTED: printf("stopped: interrupted\n"); break;
     default: printf("stopped: every survivor tried\n");
     }
 }
 
+/* A landscape's arch, shape and mask are its own: --arch and --shape default
+ * to them (the texts kept in the caller's buffers), and a disagreeing --arch
+ * is refused here (the shape by the evaluator, which compares all of it). */
+static int replay_target(const char *path, cli_target *t, char *shape, size_t nshape, char *arch, size_t narch)
+{
+    fattn_landscape land;
+    int rc = fattn_landscape_load(path, &land);
+    if (rc)
+        return rc;
+    if (!t->shape_text) {
+        snprintf(shape, nshape, "%d,%d,%d,%d", land.shape.batch, land.shape.heads, land.shape.seqlen,
+                 land.shape.head_dim);
+        t->shape_text = shape;
+        t->causal = t->causal || land.shape.causal;
+    }
+    if (!*land.arch && !t->arch_name)
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--evaluator replay:%s: the landscape names no arch (no \"# arch:\" line); "
+                         "pass --arch",
+                         path);
+    else if (*land.arch && t->arch_name && strcmp(t->arch_name, land.arch))
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--arch %s: the landscape replay:%s was measured on %s; "
+                         "leave --arch out or pass --arch %s",
+                         t->arch_name, path, land.arch, land.arch);
+    else if (!t->arch_name) {
+        snprintf(arch, narch, "%s", land.arch);
+        t->arch_name = arch;
+    }
+    fattn_landscape_release(&land);
+    return rc;
+}
+
 int cmd_search(int argc, char **argv, cli_common *c)
 {
+    const double started = fattn_now_ms(); /* the budget counts from here */
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS,
         CLI_TARGET_OPTIONS,
@@ -338,6 +389,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     fattn_store *store = NULL;
     cli_gpu gpu = {0};
     char *include = NULL, *cmdline = NULL, *args = NULL, limits[512], budget_text[64] = "";
+    char land_shape[64], land_arch[16];
     int rc, have_src = 0;
     char help[8192];
     fattn_resume res = {0};
@@ -348,6 +400,15 @@ int cmd_search(int argc, char **argv, cli_common *c)
     cli_timing_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
+    /* The minimum holds for a budget given now (a resumed study's own may be
+     * older than it). */
+    if (o.budget_arg && o.budget_ms < FATTN_MIN_BUDGET_S * 1000.0) {
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--budget '%s': expected at least %ds (a trial compiles and runs in seconds; "
+                         "--trials N bounds a search by count)",
+                         o.budget_arg, FATTN_MIN_BUDGET_S);
+        goto out;
+    }
     if (o.resume) {
         /* The study's arguments, then the ones given now (later wins). */
         long long id = o.resume;
@@ -387,12 +448,10 @@ int cmd_search(int argc, char **argv, cli_common *c)
         && (rc = cli_gpu_arch(&t, &gpu, "search",
                               "; without one, --evaluator replay:FILE replays a measured landscape")))
         goto out;
+    if (o.replay && (rc = replay_target(o.replay, &t, land_shape, sizeof land_shape, land_arch, sizeof land_arch)))
+        goto out;
     if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_SPACE, "search")))
         goto out;
-    if (o.replay && !t.arch_name) {
-        rc = fattn_error(FATTN_EUSAGE, "search --evaluator replay needs --arch (the landscape's, e.g. sm_90)");
-        goto out;
-    }
     if ((rc = cli_target_finish(&t, CLI_NEED_ARCH, "search")))
         goto out;
 
@@ -496,7 +555,8 @@ int cmd_search(int argc, char **argv, cli_common *c)
 
     fattn_tune_progress p = {0};
     int stop = FATTN_TUNE_INTERRUPTED;
-    progress_state ps = {.tty = !c->quiet && isatty(2)};
+    progress_state ps = {
+        .on = !c->quiet, .tty = isatty(2), .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms - res.search_ms : 0};
     if (!rc && !interrupted) {
         fattn_compile_ctx cc = {.src = &src,
                                 .cuda_include = include,
@@ -516,7 +576,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
             .strategy = o.strategy,
             .seed = (uint64_t)o.tm.seed,
             .max_trials = o.trials,
-            .deadline_ms = o.budget_ms > 0 ? t0 + o.budget_ms : 0,
+            .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms : 0,
             .t0_ms = t0,
             .spent_ms = res.search_ms,
             .prior = res.prior,
@@ -527,7 +587,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
             .progress_arg = &ps,
         };
         rc = fattn_tune_run(&tc, &p, &stop);
-        if (ps.tty)
+        if (ps.on && ps.tty)
             fputc('\n', stderr);
     }
     sigaction(SIGINT, &old_int, NULL);
@@ -539,7 +599,8 @@ int cmd_search(int argc, char **argv, cli_common *c)
         rc = FATTN_EFAIL;
     if (rc)
         goto out;
-    summary(study, o.strategy->name, &t, ev, &sv, &p, stop, o.trials, budget_text);
+    summary(study, o.strategy->name, &t, ev, &sv, &p, stop, o.trials, budget_text,
+            res.search_ms + fattn_now_ms() - started, o.budget_ms);
     if (stop == FATTN_TUNE_INTERRUPTED) {
         const char *db = c->db_path ? c->db_path : FATTN_DEFAULT_DB;
         rc = fattn_error(FATTN_EFAIL,

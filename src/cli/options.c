@@ -36,7 +36,9 @@ const char cli_target_help[] =
     "  --causal             causal mask\n"
     "  --arch ARCH          sm_80, sm_86, sm_89 or sm_90 (default: the GPU's)\n"
     "  --device N           GPU to take the arch from (default 0)\n"
-    "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1\n" LIMITS_HELP;
+    "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1: = and != name\n"
+    "                       values of the space, a parameter comes once (or twice as a range), and\n"
+    "                       a filter matching nothing is refused\n" LIMITS_HELP;
 
 void cli_target_init(cli_target *t)
 {
@@ -170,6 +172,8 @@ int cli_target_finish(cli_target *t, int needs, const char *cmd)
         if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
             return rc;
         t->space_loaded = 1;
+        if (t->filter_text && (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space)))
+            return rc;
     }
     return FATTN_OK;
 }
@@ -199,6 +203,15 @@ int cli_parse(int argc, char **argv, const struct option *opts, const char *extr
         }
         if (opt == '?') {
             const char *bad = argv[optind - 1];
+            long negative;
+            /* A negative number read as options: getopt stays on "-12"
+             * while inside it and moves past "-1". */
+            for (int k = optind < argc ? optind : optind - 1; k >= optind - 1; --k)
+                if (!fattn_parse_long(argv[k], -2147483647L, -1, &negative))
+                    return fattn_error(FATTN_EUSAGE,
+                                       "%s: '%s': expected a positive number (ids and counts are); see "
+                                       "fattn-tune %s --help",
+                                       argv[0], argv[k], argv[0]);
             if (optopt && bad[0] == '-' && bad[1] != '-')
                 return fattn_error(FATTN_EUSAGE, "%s: unknown option '-%c'; see fattn-tune %s --help", argv[0], optopt,
                                    argv[0]);

@@ -171,7 +171,9 @@ static int load_best(fattn_store *s, long long study, best *b)
             return fattn_store_fail(s, "cannot read trials");
         return fattn_error(FATTN_EFAIL,
                            "study %lld has no timed trial: nothing to export yet (trials are timed by "
-                           "fattn-tune search on a GPU; fattn-tune query trials --study %lld lists what it has)",
+                           "fattn-tune search on a GPU, or without one by search --evaluator replay:FILE from a "
+                           "measured landscape such as tests/data/landscape-h100-2-8-512-64.csv; fattn-tune query "
+                           "trials --study %lld lists what it has)",
                            study, study);
     }
     b->study = study;

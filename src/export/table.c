@@ -247,10 +247,24 @@ void fattn_rows_print_record(FILE *f, const fattn_rows *r, int row, int format)
     for (int c = 0; c < r->ncols; ++c)
         if ((int)strlen(r->names[c]) > w)
             w = (int)strlen(r->names[c]);
+    /* A value of several lines (a compile log) keeps its lines, the later
+     * ones indented under the first. */
     for (int c = 0; c < r->ncols; ++c) {
-        char *name = fattn_terminal_safe(r->names[c]),
-             *t = fattn_terminal_safe(r->cells[row][c] ? r->cells[row][c] : "");
-        fprintf(f, "%s:%*s %s\n", name, w - (int)strlen(name), "", t);
-        free(name), free(t);
+        char *name = fattn_terminal_safe(r->names[c]);
+        const char *v = r->cells[row][c] ? r->cells[row][c] : "";
+        fprintf(f, "%s:%*s ", name, w - (int)strlen(name), "");
+        for (int first = 1;; first = 0) {
+            size_t n = strcspn(v, "\n");
+            char *line = fattn_xstrndup(v, n), *t = fattn_terminal_safe(line);
+            if (n && t[n - 1] == '?' && line[n - 1] == '\r')
+                t[n - 1] = '\0';
+            fprintf(f, "%*s%s\n", first ? 0 : w + 2, "", t);
+            free(line), free(t);
+            v += n;
+            if (!*v || !v[1])
+                break;
+            ++v;
+        }
+        free(name);
     }
 }

@@ -11,6 +11,7 @@
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/misc.h"
+#include "util/strbuf.h"
 #include "util/sha256.h"
 
 static const char *json_type(const cJSON *j)
@@ -57,9 +58,12 @@ static int parse_values(fattn_space *sp, int id, const cJSON *arr, const char *l
             return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %s", label, p->name, n,
                                json_type(v));
         double d = v->valuedouble;
-        if (d != floor(d) || fabs(d) > 1e9)
-            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %g", label, p->name, n,
-                               d);
+        if (d != floor(d))
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: expected an integer, got %.17g", label, p->name,
+                               n, d);
+        if (d < p->min || d > p->max)
+            return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: %.17g is out of range; expected %d to %d", label,
+                               p->name, n, d, p->min, p->max);
         int x = (int)d;
         if (x < p->min || x > p->max)
             return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s[%d]: %d is out of range; expected %d to %d", label,
@@ -204,6 +208,17 @@ void fattn_space_config(const fattn_space *sp, size_t index, fattn_config *out)
 
 enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 
+/* 1 when `param` has a term already and either is an equality: what the
+ * other term says is then redundant or contradicts it. (Ranges and several
+ * exclusions, BLOCK_M>=32,BLOCK_M<=64 or BLOCK_M!=32,BLOCK_M!=64, are fine.) */
+static int repeated(const fattn_filter *f, int param, int op)
+{
+    for (int i = 0; i < f->n; ++i)
+        if (f->terms[i].param == param && (op == OP_EQ || f->terms[i].op == OP_EQ))
+            return 1;
+    return 0;
+}
+
 int fattn_filter_parse(const char *text, fattn_filter *f)
 {
     static const struct {
@@ -242,6 +257,11 @@ int fattn_filter_parse(const char *text, fattn_filter *f)
                              text, tok);
         else if (f->n == (int)(sizeof f->terms / sizeof f->terms[0]))
             rc = fattn_error(FATTN_EUSAGE, "--filter '%s': more than 32 terms", text);
+        else if (repeated(f, id, op))
+            rc = fattn_error(FATTN_EUSAGE,
+                             "--filter '%s': %s is named twice, once with =; expected = once, or other "
+                             "comparisons only (a range, exclusions)",
+                             text, name);
         else {
             f->terms[f->n].param = id;
             f->terms[f->n].op = op;
@@ -274,4 +294,34 @@ int fattn_filter_match(const fattn_filter *f, const fattn_config *c)
             return 0;
     }
     return 1;
+}
+
+int fattn_filter_check(const fattn_filter *f, const char *text, const fattn_space *sp)
+{
+    for (int i = 0; i < f->n; ++i) {
+        int p = f->terms[i].param, found = 0;
+        if (f->terms[i].op > OP_NE)
+            continue;
+        for (int k = 0; k < sp->nvalues[p]; ++k)
+            found |= sp->values[p][k] == f->terms[i].value;
+        if (!found) {
+            fattn_strbuf vals;
+            fattn_sb_init(&vals);
+            for (int k = 0; k < sp->nvalues[p]; ++k)
+                fattn_sb_addf(&vals, "%s%d", k ? ", " : "", sp->values[p][k]);
+            char *list = fattn_sb_detach(&vals);
+            int rc = fattn_error(FATTN_EUSAGE, "--filter '%s': %d is not a value of %s in %s; expected one of %s", text,
+                                 f->terms[i].value, fattn_params[p].name, sp->label, list);
+            free(list);
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < sp->count; ++i) {
+        fattn_config c;
+        fattn_space_config(sp, i, &c);
+        if (fattn_filter_match(f, &c))
+            return FATTN_OK;
+    }
+    return fattn_error(FATTN_EUSAGE, "--filter '%s': matches none of the %zu configurations of %s", text, sp->count,
+                       sp->label);
 }

@@ -61,4 +61,8 @@ typedef struct fattn_filter {
 int fattn_filter_parse(const char *text, fattn_filter *f);
 int fattn_filter_match(const fattn_filter *f, const fattn_config *c);
 
+/* A usage error unless every = and != term names a value of the space and
+ * some configuration of the space matches. `text` is the filter as given. */
+int fattn_filter_check(const fattn_filter *f, const char *text, const fattn_space *sp);
+
 #endif

@@ -225,6 +225,23 @@ static int read_header(fattn_store *s, long long *app, long long *version, long 
            || pragma_int(s, "SELECT count(*) FROM sqlite_master", tables);
 }
 
+/* 1 when the database has a -wal or -shm file: a connection is open (a
+ * writer at work: WAL mode keeps its -shm while connected), or one was
+ * killed and the -wal may hold what it committed. Without either, a reader
+ * opens the file immutable: it locks nothing and makes no -wal or -shm, so
+ * a reader stopped or killed leaves none behind. */
+static int wal_in_use(const char *path)
+{
+    struct stat st;
+    char *side = fattn_xmalloc(strlen(path) + 5);
+    sprintf(side, "%s-wal", path);
+    int in_use = stat(side, &st) == 0;
+    sprintf(side, "%s-shm", path);
+    in_use |= stat(side, &st) == 0;
+    free(side);
+    return in_use;
+}
+
 static int retry_immutable(int code)
 {
     return (code & 0xff) == SQLITE_READONLY || (code & 0xff) == SQLITE_CANTOPEN;
@@ -260,7 +277,7 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
      * -shm file. Reading, such a file is opened as immutable instead; the
      * first attempt stays quiet until it is known to be the answer. */
     int was_quiet = fattn_error_set_quiet_thread(1);
-    int bad = connect(s, 0) || read_header(s, &app, &version, &tables);
+    int bad = connect(s, mode == FATTN_DB_READ && !wal_in_use(path)) || read_header(s, &app, &version, &tables);
     fattn_error_set_quiet_thread(was_quiet);
     if (bad) {
         int code = s->db ? sqlite3_extended_errcode(s->db) : SQLITE_NOMEM;
@@ -463,6 +480,63 @@ int fattn_store_study_free(fattn_store *s, long long id)
                            "--resume %lld: study %lld is being searched by %s; wait for it to end or stop it, then "
                            "resume",
                            id, id, who);
+    return FATTN_OK;
+}
+
+int fattn_store_study_unfinished(fattn_store *s, const fattn_study_rec *r, long long *id)
+{
+    sqlite3_stmt *st;
+    *id = 0;
+    if (fattn_store_prepare(s,
+                            "SELECT id, status, runner FROM studies WHERE command = ?1 AND argv = ?2 AND "
+                            "space_hash = ?3 AND kernel_hash = ?4 AND limits_json IS ?5 AND arch = ?6 AND "
+                            "nvrtc_version IS ?7 AND status IN ('interrupted', 'running') ORDER BY id DESC",
+                            &st))
+        return FATTN_EFAIL;
+    fattn_store_bind_text(st, 1, r->command);
+    fattn_store_bind_text(st, 2, r->argv);
+    fattn_store_bind_text(st, 3, r->space_hash);
+    fattn_store_bind_text(st, 4, r->kernel_hash);
+    fattn_store_bind_text(st, 5, r->limits_json);
+    fattn_store_bind_text(st, 6, r->arch);
+    fattn_store_bind_text(st, 7, r->nvrtc_version);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(st, 1),
+                   *runner = (const char *)sqlite3_column_text(st, 2);
+        if (!strcmp(status, "interrupted") || !runner || !fattn_process_tag_alive(runner)) {
+            *id = sqlite3_column_int64(st, 0);
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return fattn_store_fail(s, "cannot read the studies");
+    return FATTN_OK;
+}
+
+int fattn_store_each_trial(fattn_store *s, long long id,
+                           void (*fn)(void *arg, const char *key, const char *status, const char *reason,
+                                      int has_registers),
+                           void *arg, long long *next_seq)
+{
+    sqlite3_stmt *st;
+    if (fattn_store_prepare(s,
+                            "SELECT config_key, status, reason, registers IS NOT NULL, seq FROM trials "
+                            "WHERE study_id = ?1 ORDER BY seq",
+                            &st))
+        return FATTN_EFAIL;
+    sqlite3_bind_int64(st, 1, id);
+    int step;
+    *next_seq = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
+        *next_seq = sqlite3_column_int64(st, 4) + 1;
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_DONE)
+        return fattn_store_fail(s, "cannot read the study's trials");
     return FATTN_OK;
 }
 

@@ -106,6 +106,18 @@ int fattn_store_study_free(fattn_store *s, long long id);
  * replaced by `args_json`. */
 int fattn_store_study_reopen(fattn_store *s, long long id, const char *args_json);
 
+/* The newest study with the same command line, space, kernel, gate limits
+ * and NVRTC as `r` that did not finish: interrupted, or 'running' with its
+ * process gone (kill -9). *id is 0 when there is none. */
+int fattn_store_study_unfinished(fattn_store *s, const fattn_study_rec *r, long long *id);
+
+/* Calls `fn` for each trial of study `id` in seq order, and sets *next_seq
+ * to the number after the last. */
+int fattn_store_each_trial(fattn_store *s, long long id,
+                           void (*fn)(void *arg, const char *key, const char *status, const char *reason,
+                                      int has_registers),
+                           void *arg, long long *next_seq);
+
 /* Sets a study's status ('done', 'interrupted', 'failed') and end time; it
  * has no runner any more. */
 int fattn_store_study_end(fattn_store *s, long long id, const char *status);

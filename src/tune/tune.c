@@ -62,6 +62,16 @@ static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
     return -1;
 }
 
+/* 1 when a trial proposed now would likely be recorded past the budget.
+ * `gap_ms` is the recent time between two records (0 before the second):
+ * a proposal waits for the `pending` ones ahead of it, then takes its own;
+ * before a gap is known, `lat_ms`, the first proposal's time to record. */
+static int budget_full(const fattn_tune_ctx *ctx, double gap_ms, double lat_ms, int pending)
+{
+    double need = gap_ms > 0 ? gap_ms * (pending + 1) : lat_ms;
+    return ctx->deadline_ms > 0 && need > 0 && fattn_now_ms() + ctx->spent_ms + need > ctx->deadline_ms;
+}
+
 static char (*sort_keys)[FATTN_KEY_MAX];
 
 static int by_key(const void *a, const void *b)
@@ -143,6 +153,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
      * proposals in flight, oldest first, and which of them have compiled. */
     size_t *proposed = fattn_xcalloc(n ? n : 1, sizeof *proposed), head = 0, tail = 0;
     unsigned char *compiled = fattn_xcalloc(n ? n : 1, 1);
+    /* When each candidate was proposed, and the recent proposal-to-record
+     * time: under a budget, no proposal is made that would end past it. */
+    double *proposed_at = fattn_xcalloc(n ? n : 1, sizeof *proposed_at), lat_ms = 0, gap_ms = 0, last_ms = 0;
     const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
 
     memset(p, 0, sizeof *p);
@@ -157,9 +170,14 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     double strategy_ms = 0, t; /* the strategy's time since the last trial stored */
     for (;;) {
         int why = stop_reason(ctx, p);
+        const int full = budget_full(ctx, gap_ms, lat_ms, pending);
+        if (why < 0 && full && !pending && p->tried < n)
+            why = FATTN_TUNE_BUDGET; /* another trial would not end within it */
         /* Keep the compile window full while there is reason to go on. */
         int waiting = 0;
-        while (why < 0 && !exhausted && pending < window) {
+        /* Under a budget, until a proposal's time is known, one per thread. */
+        const int win = ctx->deadline_ms > 0 && lat_ms == 0 && threads < window ? threads : window;
+        while (why < 0 && !budget_full(ctx, gap_ms, lat_ms, pending) && !exhausted && pending < win) {
             t = fattn_now_ms();
             long i = strat->ops->next(strat);
             strategy_ms += fattn_now_ms() - t;
@@ -173,6 +191,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             }
             ++pending;
             proposed[tail++] = (size_t)i;
+            proposed_at[i] = fattn_now_ms();
             if (spec[i] != SPEC_NONE)
                 --nahead;
             if (spec[i] == SPEC_AHEAD) { /* compiling already */
@@ -187,7 +206,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
-        if (why < 0 && waiting && strat->ops->hint && ctx->cc->store && fattn_compiler_pending(comp) < threads) {
+        if (why < 0 && waiting && !full && strat->ops->hint && ctx->cc->store
+            && fattn_compiler_pending(comp) < threads) {
             size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
             if (want > hint_cap)
                 hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
@@ -305,6 +325,12 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         ++p->tried;
         fattn_compile_item_release(it);
+        double now = fattn_now_ms();
+        if (!lat_ms)
+            lat_ms = now - proposed_at[idx];
+        if (last_ms > 0)
+            gap_ms = gap_ms > 0 ? 0.5 * (gap_ms + (now - last_ms)) : now - last_ms;
+        last_ms = now;
         p->elapsed_ms = ctx->spent_ms + fattn_now_ms() - ctx->t0_ms;
         if (ctx->progress)
             ctx->progress(ctx->progress_arg, p);
@@ -316,6 +342,7 @@ out:
     free(spec);
     free(proposed);
     free(compiled);
+    free(proposed_at);
     free(hints);
     for (size_t i = 0; i < n; ++i)
         fattn_compile_item_release(&items[i]);

@@ -7,8 +7,11 @@
  * a trial committed in its own transaction (with its raw samples): a
  * post-compile rejection, a GPU verdict (numerics, runtime_fault, timeout),
  * an error, or a measured time. Rejections cost no GPU time and do not count
- * toward the trial limit; the budget is wall time, compiles included. Both
- * limits are the study's: a resumed study counts its earlier trials and time.
+ * toward the trial limit; the budget is wall time, compiles included, and a
+ * bound: no candidate is proposed that would likely be recorded past it (by
+ * the recent time from proposal to record), so a run ends within it plus
+ * the trial in flight. Both limits are the study's: a resumed study counts
+ * its earlier trials and time.
  */
 #ifndef FATTN_TUNE_TUNE_H
 #define FATTN_TUNE_TUNE_H
@@ -66,7 +69,7 @@ typedef struct fattn_tune_ctx {
     const fattn_strategy_ops *strategy;
     uint64_t seed;      /* strategy and numerics inputs */
     long max_trials;    /* 0: no limit */
-    double deadline_ms; /* on fattn_now_ms(); 0: none */
+    double deadline_ms; /* on fattn_now_ms(), counting from the command's start; 0: none */
     double t0_ms;
     double spent_ms;               /* search time of the study's earlier runs (resume) */
     const fattn_tune_prior *prior; /* trials the study holds already (resume) */

@@ -57,7 +57,7 @@ double fattn_rng_uniform(fattn_rng *r)
 int fattn_parse_long(const char *s, long min, long max, long *out)
 {
     char *end;
-    if (!s || !*s || isspace((unsigned char)*s))
+    if (!s || !*s || isspace((unsigned char)*s) || *s == '+')
         return -1;
     errno = 0;
     long v = strtol(s, &end, 10);

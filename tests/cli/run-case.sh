@@ -19,6 +19,9 @@
 #   DbUnchanged: yes         fattn.db and the folder's file list are byte-for-
 #                            byte what they were before the command
 #   FileUnchanged: PATH      the same for another file
+#   Then: SHELL              a command run in the case folder afterwards must
+#                            succeed (repeatable; $FATTN_TOOL is fattn-tune,
+#                            out.txt and err.txt the command's output)
 # Exit: 0 pass, 1 fail, 77 skip (AsNobody without a way to drop privileges).
 set -u
 
@@ -66,6 +69,13 @@ setup_kernels() { mkdir kernels && cp "$SRC"/kernels/*.cu "$SRC"/kernels/*.h ker
 setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
 setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }
 setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
+# Paths -o must not replace: a FIFO, a device node, a link to a regular file.
+setup_fifo() { mkfifo out.fifo || exit 99; }
+setup_device_node() {
+    mknod dev-full c 1 7 2>/dev/null || { echo "SKIP $name: cannot make a device node (mknod needs root)" >&2; exit 77; }
+}
+setup_big_file() { truncate -s $((16 * 1024 * 1024 + 1)) big.json || exit 99; }
+setup_symlink() { echo before >target.txt && ln -s target.txt link.h || exit 99; }
 
 for s in $(field Setup); do
     "setup_${s//-/_}"
@@ -118,6 +128,9 @@ if [ "$(field DbUnchanged)" = yes ]; then
     [ "$(digest fattn.db)" = "$db_before" ] || fail "fattn.db changed"
     [ "$(listing)" = "$list_before" ] || fail "files changed: before [$list_before] after [$(listing)]"
 fi
+while IFS= read -r cmd; do
+    [ -z "$cmd" ] || FATTN_TOOL=$tool bash -c "$cmd" >/dev/null 2>&1 || fail "afterwards, failed: $cmd"
+done < <(field Then)
 for f in "${!file_before[@]}"; do
     [ "$(digest "$f")" = "${file_before[$f]}" ] || fail "$f changed"
 done
