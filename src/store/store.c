@@ -233,12 +233,15 @@ static int read_header(fattn_store *s, long long *app, long long *version, long 
 static int wal_in_use(const char *path)
 {
     struct stat st;
-    char *side = fattn_xmalloc(strlen(path) + 5);
-    sprintf(side, "%s-wal", path);
-    int in_use = stat(side, &st) == 0;
-    sprintf(side, "%s-shm", path);
-    in_use |= stat(side, &st) == 0;
-    free(side);
+    int in_use = 0;
+    for (int i = 0; i < 2; ++i) {
+        fattn_strbuf side;
+        fattn_sb_init(&side);
+        fattn_sb_addf(&side, "%s-%s", path, i ? "shm" : "wal");
+        char *name = fattn_sb_detach(&side);
+        in_use |= stat(name, &st) == 0;
+        free(name);
+    }
     return in_use;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/strbuf.h"
 
 int fattn_read_file(const char *path, const char *what, int code, char **out, size_t *len)
 {
@@ -165,9 +166,10 @@ int fattn_outfile_open(fattn_outfile *o, const char *path)
         *o = (fattn_outfile){0};
         return rc;
     }
-    size_t n = strlen(target) + 32;
-    o->tmp = fattn_xmalloc(n);
-    snprintf(o->tmp, n, "%s.tmp.%ld", target, (long)getpid());
+    fattn_strbuf tmp;
+    fattn_sb_init(&tmp);
+    fattn_sb_addf(&tmp, "%s.tmp.%ld", target, (long)getpid());
+    o->tmp = fattn_sb_detach(&tmp);
     int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? (st.st_mode & 07777) : 0666);
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int rc = fattn_error(FATTN_EFAIL, "-o %s: cannot write %s: %s", path, o->tmp, strerror(errno));
