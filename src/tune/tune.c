@@ -63,12 +63,16 @@ static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
 }
 
 /* 1 when a trial proposed now would likely be recorded past the budget.
- * `gap_ms` is the recent time between two records (0 before the second):
- * a proposal waits for the `pending` ones ahead of it, then takes its own;
- * before a gap is known, `lat_ms`, the first proposal's time to record. */
-static int budget_full(const fattn_tune_ctx *ctx, double gap_ms, double lat_ms, int pending)
+ * A proposal waits for the `pending` ones ahead of it, a `gap_ms` each (the
+ * recent time between two records; 0 before the second), and takes at least
+ * `svc_ms` itself (the recent compile plus evaluation of one trial: several
+ * compiles running side by side end close together, so the gap alone says
+ * too little); before any record, `lat_ms` is 0 and nothing holds it back. */
+static int budget_full(const fattn_tune_ctx *ctx, double gap_ms, double svc_ms, double lat_ms, int pending)
 {
-    double need = gap_ms > 0 ? gap_ms * (pending + 1) : lat_ms;
+    double need = gap_ms * (pending + 1) > svc_ms ? gap_ms * (pending + 1) : svc_ms;
+    if (need < lat_ms && gap_ms == 0)
+        need = lat_ms;
     return ctx->deadline_ms > 0 && need > 0 && fattn_now_ms() + ctx->spent_ms + need > ctx->deadline_ms;
 }
 
@@ -155,7 +159,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     unsigned char *compiled = fattn_xcalloc(n ? n : 1, 1);
     /* When each candidate was proposed, and the recent proposal-to-record
      * time: under a budget, no proposal is made that would end past it. */
-    double *proposed_at = fattn_xcalloc(n ? n : 1, sizeof *proposed_at), lat_ms = 0, gap_ms = 0, last_ms = 0;
+    double *proposed_at = fattn_xcalloc(n ? n : 1, sizeof *proposed_at), lat_ms = 0, gap_ms = 0, last_ms = 0,
+           svc_ms = 0;
     const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
 
     memset(p, 0, sizeof *p);
@@ -170,14 +175,14 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
     double strategy_ms = 0, t; /* the strategy's time since the last trial stored */
     for (;;) {
         int why = stop_reason(ctx, p);
-        const int full = budget_full(ctx, gap_ms, lat_ms, pending);
+        const int full = budget_full(ctx, gap_ms, svc_ms, lat_ms, pending);
         if (why < 0 && full && !pending && p->tried < n)
             why = FATTN_TUNE_BUDGET; /* another trial would not end within it */
         /* Keep the compile window full while there is reason to go on. */
         int waiting = 0;
         /* Under a budget, until a proposal's time is known, one per thread. */
         const int win = ctx->deadline_ms > 0 && lat_ms == 0 && threads < window ? threads : window;
-        while (why < 0 && !budget_full(ctx, gap_ms, lat_ms, pending) && !exhausted && pending < win) {
+        while (why < 0 && !budget_full(ctx, gap_ms, svc_ms, lat_ms, pending) && !exhausted && pending < win) {
             t = fattn_now_ms();
             long i = strat->ops->next(strat);
             strategy_ms += fattn_now_ms() - t;
@@ -258,6 +263,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             break;
         }
         fattn_trial_rec r;
+        double eval_ms = 0;
         compiled_rec(ctx, it, &r);
         r.has_strategy_ms = 1;
         r.strategy_ms = strategy_ms;
@@ -288,7 +294,10 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             char key[FATTN_KEY_MAX];
             fattn_config_key(&it->cfg, key);
             req.key = key;
-            if ((rc = fattn_evaluate(ctx->ev, &req, &e))) {
+            eval_ms = fattn_now_ms();
+            rc = fattn_evaluate(ctx->ev, &req, &e);
+            eval_ms = fattn_now_ms() - eval_ms;
+            if (rc) {
                 fattn_eval_result_release(&e);
                 fattn_compile_item_release(it);
                 goto out;
@@ -331,6 +340,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         if (last_ms > 0)
             gap_ms = gap_ms > 0 ? 0.5 * (gap_ms + (now - last_ms)) : now - last_ms;
         last_ms = now;
+        double svc = (r.compile_ms > 0 ? r.compile_ms : 0) + eval_ms;
+        svc_ms = svc_ms > 0 ? 0.5 * (svc_ms + svc) : svc;
         p->elapsed_ms = ctx->spent_ms + fattn_now_ms() - ctx->t0_ms;
         if (ctx->progress)
             ctx->progress(ctx->progress_arg, p);
