@@ -100,9 +100,11 @@ static int by_key(const void *a, const void *b)
 
 static int recorded(const run_state *s, const fattn_config *cfg)
 {
+    if (!s->nprior)
+        return 0;
     char key[FATTN_KEY_MAX];
     fattn_config_key(cfg, key);
-    return s->nprior && bsearch(key, s->prior, s->nprior, sizeof *s->prior, by_key) != NULL;
+    return bsearch(key, s->prior, s->nprior, sizeof *s->prior, by_key) != NULL;
 }
 
 static int store_trial(run_state *s, const fattn_trial_rec *r)
