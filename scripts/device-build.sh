@@ -23,6 +23,6 @@ rm -f "$build/libcjson.so.1"
 cjson=$(ldd "$build/fattn-tune" | awk '/libcjson\.so/ {print $3}')
 [ -n "$cjson" ] && [ -f "$cjson" ] || { echo "device-build.sh: libcjson.so.1 not found by ldd" >&2; exit 1; }
 cp -L "$cjson" "$build/libcjson.so.1"
-readelf -d "$build/fattn-tune" | grep -q 'ORIGIN' ||
+grep -q ORIGIN <<<"$(readelf -d "$build/fattn-tune")" ||
     { echo "device-build.sh: $build/fattn-tune lacks the \$ORIGIN rpath" >&2; exit 1; }
 echo "device-build.sh: $build/ ready ($(du -sh "$build" | cut -f1)); carry it: carry=[\"$build\"]"

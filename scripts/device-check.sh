@@ -241,7 +241,7 @@ landscape_of() {
     for f in "$root"/tests/data/landscape-*-"$tag".csv; do [ -f "$f" ] && { echo "$f"; return; }; done
 }
 best_of() { # LANDSCAPE N: the N fastest measured keys
-    grep -v '^#' "$1" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | head -"$2" | cut -d, -f1
+    grep -v '^#' "$1" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | awk -v n="$2" 'NR <= n' | cut -d, -f1
 }
 
 # skip_reason FILE: the reason of a test's skip (its last "SKIP: " line), fit for a table cell.

@@ -58,7 +58,7 @@ grep -q "1 of 1 configuration failed the simulator (1 defective" pad.err || fail
     { cat ok.txt >&2; fail "default config"; }
 grep -q ": ok$" ok.txt || fail "default config verdict"
 [ "$(sql "SELECT verdict || ':' || n_bad FROM sim_checks WHERE run_id = 2")" = "ok:0" ] || fail "default stored"
-"$tool" --db fattn.db query sim --run 1 | grep -q "fattn_fwd.cu:$cp_line" || fail "query sim"
+grep -q "fattn_fwd.cu:$cp_line" <<<"$("$tool" --db fattn.db query sim --run 1)" || fail "query sim"
 [ "$("$tool" --db fattn.db query simruns --format csv | tail -n +2 | cut -d, -f3,4 | tr '\n' ' ')" = "done,config done,config " ] ||
     fail "query simruns"
 echo "ok: the seeds' pad is misaligned at the cp.async (line $cp_line) and ldmatrix sites; the default is ok"
@@ -84,7 +84,7 @@ grep -q "^8 configurations: 0 rejected by the static gates, 2 skipped as the sim
 study=$(sql "SELECT max(id) FROM studies")
 [ "$(sql "SELECT group_concat(config_key, ' ') FROM (SELECT config_key FROM trials WHERE study_id = $study AND reason = 'simulator' ORDER BY config_key)")" = "$a $b" ] ||
     fail "skipped trials"
-sql "SELECT detail FROM trials WHERE study_id = $study AND config_key = '$a'" | grep -q "sim check [0-9]*: race_" || fail "skip detail"
+grep -q "sim check [0-9]*: race_" <<<"$(sql "SELECT detail FROM trials WHERE study_id = $study AND config_key = '$a'")" || fail "skip detail"
 "$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" --db fattn.db \
     --samples 4 --jobs 2 >s2.txt 2>&1 || { cat s2.txt >&2; fail "search real kernel"; }
 grep -q "^8 configurations: 0 rejected by the static gates, 8 survive; 8 tried" s2.txt || { cat s2.txt >&2; fail "no skip with the real kernel"; }
@@ -107,7 +107,7 @@ run=$(sql "SELECT max(id) FROM sim_runs")
 [ "$(sql "SELECT mode || ':' || status FROM sim_runs WHERE id = $run")" = "all:done" ] || fail "all: run"
 [ "$(sql "SELECT group_concat(verdict, ' ') FROM (SELECT verdict FROM sim_checks WHERE run_id = $run ORDER BY verdict)")" = "ok ok ok ok ok sim_crash sim_crash sim_timeout" ] ||
     { cat all.txt >&2; sql "SELECT config_key, verdict, detail FROM sim_checks WHERE run_id = $run" >&2; fail "all: verdicts"; }
-sql "SELECT detail FROM sim_checks WHERE run_id = $run AND verdict = 'sim_crash' LIMIT 1" | grep -q "died (signal\|died (exit status" || fail "crash detail"
+grep -q "died (signal\|died (exit status" <<<"$(sql "SELECT detail FROM sim_checks WHERE run_id = $run AND verdict = 'sim_crash' LIMIT 1")" || fail "crash detail"
 [ "$(sql "SELECT config_key FROM sim_checks WHERE run_id = $run AND verdict = 'sim_timeout'")" = bm64-bn32-bk64-w4-s2-u1-cp1-sw1-h1 ] || fail "timeout config"
 [ "$(sql "SELECT count(*) FROM sim_checks WHERE run_id = $run AND defect = 1")" = 0 ] || fail "crash and timeout are no defects"
 grep -q "^8 configurations checked in" all.txt || fail "all: summary"
@@ -128,6 +128,6 @@ for args in "--covering --shape 1,2,33,64 --arch sm_90" "--arch sm_90" "--config
     [ "$(wc -l <u.err)" = 1 ] || { cat u.err >&2; fail "usage '$args': one line"; }
 done
 [ "$(sql "SELECT count(*) FROM sim_runs")" = "$before" ] || fail "usage errors wrote runs"
-"$tool" check --help | grep -q -- "--covering" || fail help
-"$tool" --help | grep -q "^  check " || fail "check in the command list"
+grep -q -- "--covering" <<<"$("$tool" check --help)" || fail help
+grep -q "^  check " <<<"$("$tool" --help)" || fail "check in the command list"
 echo "ok: usage errors exit 2 in one line and write nothing"

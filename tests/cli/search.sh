@@ -26,21 +26,21 @@ grep -q "^8 configurations: 0 rejected by the static gates, 8 survive; 8 tried, 
     { cat out.txt >&2; fail "summary"; }
 grep -q "^stopped: every survivor tried$" out.txt
 [ "$(sql "SELECT status || ':' || coalesce(reason, '') FROM trials WHERE config_key = 'bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h0'")" = "rejected:runtime_fault" ] || fail crash
-sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h0'" | grep -q "the worker was killed by .*signal 9" || fail "crash detail"
+grep -q "the worker was killed by .*signal 9" <<<"$(sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h0'")" || fail "crash detail"
 [ "$(sql "SELECT status || ':' || coalesce(reason, '') FROM trials WHERE config_key = 'bm64-bn32-bk64-w4-s2-u1-cp1-sw1-h1'")" = "rejected:timeout" ] || fail hang
 [ "$(sql "SELECT status FROM trials WHERE config_key = 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h0'")" = "error" ] || fail garbage
-sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h0'" | grep -q "worker protocol error" || fail "garbage detail"
+grep -q "worker protocol error" <<<"$(sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h0'")" || fail "garbage detail"
 [ "$(sql "SELECT status || ':' || reason || ':' || n_bad FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'")" = "rejected:numerics:17" ] || fail numerics
 [ "$(sql "SELECT count(*) FROM trials WHERE status = 'ok' AND median_us > 0 AND p10_us <= median_us AND median_us <= p90_us AND tflops > 0 AND numerics_seed IS NOT NULL AND run_ms > 0")" = 4 ] || fail "measured trials"
 [ "$(sql "SELECT count(*) FROM samples")" = 48 ] || fail "samples: 4 trials x 12"
 [ "$(sql "SELECT count(*) FROM trials WHERE status = 'ok' AND rel_l2 > 0 AND rel_l2 <= 0.004 AND numerics_inputs IN ('uniform', 'peaky')")" = 4 ] || fail "rel_l2 of the measured trials"
 [ "$(sql "SELECT printf('%.2f', rel_l2) FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'")" = 0.02 ] || fail "rel_l2 of the wrong one"
-sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'" | grep -q "both gates failed on uniform inputs: rel L2 0.02 (> 0.004)" || fail "numerics detail names the gates"
-"$tool" query trial "$(sql "SELECT id FROM trials WHERE status = 'ok' LIMIT 1")" --db fattn.db | grep -Eq "^rel_l2: +0\.000[0-9]+$" || fail "query trial shows rel_l2"
-sql "SELECT timing_method FROM studies WHERE id = 1" | grep -q "numerics on uniform and peaky inputs: |o - r| <= 0.01 + 0.01|r| and rel L2 <= 0.004" || fail "the study records the numerics bounds"
+grep -q "both gates failed on uniform inputs: rel L2 0.02 (> 0.004)" <<<"$(sql "SELECT detail FROM trials WHERE config_key = 'bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1'")" || fail "numerics detail names the gates"
+grep -Eq "^rel_l2: +0\.000[0-9]+$" <<<"$("$tool" query trial "$(sql "SELECT id FROM trials WHERE status = 'ok' LIMIT 1")" --db fattn.db)" || fail "query trial shows rel_l2"
+grep -q "numerics on uniform and peaky inputs: |o - r| <= 0.01 + 0.01|r| and rel L2 <= 0.004" <<<"$(sql "SELECT timing_method FROM studies WHERE id = 1")" || fail "the study records the numerics bounds"
 [ "$(sql "SELECT count(DISTINCT numerics_seed) FROM trials WHERE numerics_seed IS NOT NULL")" = 8 ] || fail "fresh seed per check"
 [ "$(sql "SELECT evaluator || ':' || status FROM studies WHERE id = 1")" = "gpu:done" ] || fail study
-sql "SELECT timing_method FROM studies WHERE id = 1" | grep -q "CUDA graph of 20 back-to-back launches" || fail method
+grep -q "CUDA graph of 20 back-to-back launches" <<<"$(sql "SELECT timing_method FROM studies WHERE id = 1")" || fail method
 best=$(sql "SELECT config_key || ' ' || median_us FROM trials WHERE status = 'ok' ORDER BY median_us LIMIT 1")
 grep -q "^best: ${best% *}, " out.txt || fail "best in the summary"
 echo "ok: search over the fake worker: faults, hang, garbage and numerics recorded, 4 measured"
@@ -50,7 +50,7 @@ echo "ok: search over the fake worker: faults, hang, garbage and numerics record
 want=$(sql "SELECT lower(hex(c.cubin)) FROM compile_cache c JOIN trials t ON t.cache_key = c.key WHERE t.study_id = 1 AND t.status = 'ok' ORDER BY t.median_us, t.id LIMIT 1")
 [ -n "$want" ] && [ "$(od -An -v -tx1 best.cubin | tr -d ' \n')" = "$want" ] || fail "exported cubin differs from the cache"
 [ "$(head -c 4 best.cubin | od -An -tx1 | tr -d ' ')" = 7f454c46 ] || fail "cubin is not ELF"
-"$tool" export --db fattn.db --study 1 --format json | grep -q "\"cache_key\": \"${want:+[0-9a-f]}" || fail "json cache_key"
+grep -q "\"cache_key\": \"${want:+[0-9a-f]}" <<<"$("$tool" export --db fattn.db --study 1 --format json)" || fail "json cache_key"
 echo "ok: export --format cubin writes the measured kernel, byte for byte"
 
 # The seeds' pad, forced past the gates: a runtime fault, recorded.
@@ -58,7 +58,7 @@ echo "ok: export --format cubin writes the measured kernel, byte for byte"
     --unsafe-skip-gate misaligned_cp_async --unsafe-skip-gate misaligned_ldmatrix --unsafe-skip-gate bank_conflicts \
     --samples 12 >pad.txt 2>&1 || { cat pad.txt >&2; fail "pad search"; }
 [ "$(sql "SELECT status || ':' || reason FROM trials WHERE study_id = 2")" = "rejected:runtime_fault" ] || fail "pad fault"
-sql "SELECT detail FROM trials WHERE study_id = 2" | grep -q "CUDA_ERROR_MISALIGNED_ADDRESS" || fail "pad detail"
+grep -q "CUDA_ERROR_MISALIGNED_ADDRESS" <<<"$(sql "SELECT detail FROM trials WHERE study_id = 2")" || fail "pad detail"
 echo "ok: the seeds' pad, forced past the gates, is recorded as runtime_fault"
 
 # Replay: the landscape of study 1 gives the same verdicts and best.

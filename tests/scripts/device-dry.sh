@@ -70,7 +70,7 @@ for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
     [ -f "$land" ] || fail "no landscape $tag"
     # The replay evaluator reads it back: same best as the report's table.
-    best=$(grep -v '^#' "$land" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | head -1 | cut -d, -f1)
+    best=$(grep -v '^#' "$land" | awk -F, 'NR > 1 && $2 == "ok"' | sort -t, -k4,4g | awk 'NR == 1' | cut -d, -f1)
     causal=$([ "${tag%-causal}" != "$tag" ] && echo --causal || true)
     unset FATTN_WORKER_HOOK
     # shellcheck disable=SC2086
