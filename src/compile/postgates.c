@@ -9,6 +9,37 @@
 #include "gates/layout.h"
 #include "gates/occupancy.h"
 
+int fattn_ptxas_notice(const char *log, int first, int last, char *text, size_t n)
+{
+    for (const char *p = log ? strstr(log, "(C") : NULL; p; p = strstr(p + 2, "(C")) {
+        int code = 0, len = 0;
+        if (sscanf(p, "(C%4d)%n", &code, &len) != 1 || len != 7 || code < first || code > last)
+            continue;
+        const char *t = p + len;
+        t += strspn(t, " ");
+        snprintf(text, n, "%.*s", (int)strcspn(t, "\n"), t);
+        return code;
+    }
+    if (n)
+        *text = 0;
+    return 0;
+}
+
+/* A gate failed by a ptxas notice with a code in [lo, hi]. */
+static int notice_gate(const fattn_gate_input *in, const fattn_compiled *c, fattn_verdict *vs, int reason, int lo,
+                       int hi)
+{
+    char text[240];
+    fattn_verdict *v = &vs[reason];
+    v->reason = reason;
+    int code = fattn_ptxas_notice(c->log, lo, hi, text, sizeof text);
+    if (code)
+        fattn_verdict_set(v, 0, "ptxas C%d: %s", code, text);
+    else
+        fattn_verdict_set(v, 1, "no ptxas notice C%d-C%d", lo, hi);
+    return fattn_gate_apply_skip(in->lim, reason, v);
+}
+
 int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fattn_compiled_occ *occ,
                          fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT])
 {
@@ -98,6 +129,13 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
                           cl.slots_per_gpc, cl.clusters_per_gpc, cl.clusters_per_gpc == 1 ? "" : "s");
     if (!fattn_gate_apply_skip(in->lim, FATTN_R_UNLAUNCHABLE, v) && !failed)
         failed = FATTN_R_UNLAUNCHABLE;
+
+    /* ptxas says so offline: setmaxnreg ignored (C7507, C7508), wgmma
+     * serialized or a warpgroup.wait injected (C7510-C7517). */
+    if (!notice_gate(in, c, vs, FATTN_R_SETMAXNREG_IGNORED, 7507, 7508) && !failed)
+        failed = FATTN_R_SETMAXNREG_IGNORED;
+    if (!notice_gate(in, c, vs, FATTN_R_WGMMA_SERIALIZED, 7510, 7517) && !failed)
+        failed = FATTN_R_WGMMA_SERIALIZED;
     if (failed && first)
         *first = vs[failed];
     return failed;

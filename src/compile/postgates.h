@@ -1,11 +1,15 @@
 /*
  * postgates.h - the gates that read a compiled kernel: compile_error,
  * smem_mismatch (the layout model against the size the cubin exports),
- * spills (from the ptxas report) and low_occupancy (the occupancy model on
- * the compiled registers and shared memory).
+ * spills (from the ptxas report), low_occupancy and unlaunchable (the
+ * occupancy model on the compiled registers and shared memory), and the
+ * Hopper notices of the ptxas report: setmaxnreg_ignored (C7507, C7508)
+ * and wgmma_serialized (C7510-C7517).
  */
 #ifndef FATTN_COMPILE_POSTGATES_H
 #define FATTN_COMPILE_POSTGATES_H
+
+#include <stddef.h>
 
 #include "gates/gates.h"
 
@@ -27,6 +31,11 @@ typedef struct fattn_compiled_occ {
     int blocks_per_sm;
     const char *limiter;
 } fattn_compiled_occ;
+
+/* The first ptxas notice in `log` with a code in [first, last] (7508 for
+ * "(C7508)"): returns the code and copies the notice's text after the code
+ * (to the end of its line) into text; 0 when there is none. */
+int fattn_ptxas_notice(const char *log, int first, int last, char *text, size_t n);
 
 /* Runs the post-compile gates in order. Returns FATTN_R_NONE or the first
  * failing reason (verdict in *first); fills *occ when the kernel compiled.

@@ -59,6 +59,16 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
                               "co-schedules a cluster's blocks together): the driver would refuse the launch",
                               "fewer registers or less shared memory per block, or a smaller SPLIT_KV (clusters "
                               "of at most the portable 8 blocks)"},
+    [FATTN_R_SETMAXNREG_IGNORED] = {"setmaxnreg_ignored", FATTN_STAGE_COMPILE,
+                                    "ptxas ignored setmaxnreg (C7507/C7508): the producer and consumer warpgroups "
+                                    "keep the registers they started with",
+                                    "compile the kernel with __launch_bounds__(threads, 1), and keep setmaxnreg "
+                                    "warpgroup-uniform"},
+    [FATTN_R_WGMMA_SERIALIZED] = {"wgmma_serialized", FATTN_STAGE_COMPILE,
+                                  "ptxas serialized wgmma or injected a warpgroup.wait (C7510-C7517): the MMAs no "
+                                  "longer overlap (slow, not wrong)",
+                                  "touch no accumulator between wgmma commit and wait, and fence each accumulator "
+                                  "register around the pipeline (CUTLASS's warpgroup_fence_operand)"},
     [FATTN_R_LAUNCH_REFUSED] = {"launch_refused", FATTN_STAGE_RUN,
                                 "the driver refused to launch the kernel as configured (the CUDA error is in the "
                                 "detail: shared memory, cluster size, threads or registers)",

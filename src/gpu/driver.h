@@ -59,6 +59,7 @@
     X(cuGraphLaunch, 10000)                                                                                            \
     X(cuGraphExecDestroy, 10000)                                                                                       \
     X(cuGraphDestroy, 10000)                                                                                           \
+    X(cuTensorMapEncodeTiled, 12000)                                                                                   \
     X(cuGetErrorName, 6000)
 
 typedef struct fattn_cu {

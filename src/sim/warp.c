@@ -10,17 +10,22 @@
 
 void fattn_sim_fault_describe(const fattn_sim_fault *f, const char *insn, char *out, size_t n)
 {
+    char who[24] = ""; /* a warpgroup instruction's operand faults belong to no lane */
+    if (f->lane >= 0)
+        snprintf(who, sizeof who, " (lane %d)", f->lane);
     switch (f->kind) {
     case FATTN_SIM_MISALIGNED:
-        snprintf(out, n, "%s: misaligned %u-byte shared access at 0x%x (lane %d)", insn, f->size, (unsigned)f->addr,
-                 f->lane);
+        snprintf(out, n, "%s: misaligned %u-byte shared access at 0x%x%s", insn, f->size, (unsigned)f->addr, who);
         break;
     case FATTN_SIM_OUT_OF_BOUNDS:
-        snprintf(out, n, "%s: %u-byte shared access at 0x%x outside the block's shared memory (lane %d)", insn, f->size,
-                 (unsigned)f->addr, f->lane);
+        snprintf(out, n, "%s: %u-byte shared access at 0x%x outside the block's shared memory%s", insn, f->size,
+                 (unsigned)f->addr, who);
         break;
     case FATTN_SIM_NOT_CONVERGED:
         snprintf(out, n, "%s: a warp-synchronous instruction without every lane (lane %d missing)", insn, f->lane);
+        break;
+    case FATTN_SIM_BAD_OPERAND:
+        snprintf(out, n, "%s: an operand it does not take (%u, at 0x%x)", insn, f->size, (unsigned)f->addr);
         break;
     default: snprintf(out, n, "%s: ok", insn);
     }

@@ -32,6 +32,7 @@ enum fattn_sim_fault_kind {
     FATTN_SIM_MISALIGNED,    /* an address not aligned to its access's width */
     FATTN_SIM_OUT_OF_BOUNDS, /* outside the launch's shared memory */
     FATTN_SIM_NOT_CONVERGED, /* a .sync/.aligned collective without all 32 lanes */
+    FATTN_SIM_BAD_OPERAND,   /* an operand the instruction does not take (size: the value) */
 };
 
 /* Why an instruction did not execute: the first offending lane. */

@@ -566,6 +566,84 @@ CUresult cuGraphDestroy(CUgraph g)
     return CUDA_SUCCESS;
 }
 
+/* cuda.h (CUDA 13.0), cuTensorMapEncodeTiled: "The parameters passed are
+ * bound to the following requirements", each refused here with
+ * CUDA_ERROR_INVALID_VALUE as the driver does (the packed 4- and 6-bit
+ * types aside: nothing here asks for them). The map it writes is the mock's
+ * own: "MOCKTMAP", then the rank and the box, so a test can see it filled. */
+CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+                                void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+                                const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
+                                CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+    ENTER("cuTensorMapEncodeTiled");
+    static const unsigned esize[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    static const unsigned span[] = {0, 32, 64, 128, 128, 128, 128};
+#define REFUSE(why)                                                                                                    \
+    do {                                                                                                               \
+        mock_log("ERROR cuTensorMapEncodeTiled: %s", why);                                                             \
+        return CUDA_ERROR_INVALID_VALUE;                                                                               \
+    } while (0)
+    /* "tensorMap address must be aligned to 64 bytes." */
+    if (!tensorMap || (uintptr_t)tensorMap % 64)
+        REFUSE("tensorMap not 64-byte aligned");
+    if ((unsigned)tensorDataType >= sizeof esize / sizeof *esize)
+        REFUSE("tensorDataType");
+    /* "tensorRank must be non-zero and less than or equal to ... 5"; ">= 3"
+     * when interleaved. */
+    if (tensorRank == 0 || tensorRank > 5 || (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && tensorRank < 3))
+        REFUSE("tensorRank");
+    if ((unsigned)interleave > CU_TENSOR_MAP_INTERLEAVE_32B || (unsigned)swizzle > CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B
+        || (unsigned)l2Promotion > CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+        || (unsigned)oobFill > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+        REFUSE("an enum out of range");
+    const unsigned es = esize[tensorDataType];
+    /* "globalAddress ... must be 16 byte aligned"; 32 when interleave is 32B. */
+    if ((uintptr_t)globalAddress % (interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16))
+        REFUSE("globalAddress alignment");
+    for (cuuint32_t i = 0; i < tensorRank; ++i) {
+        /* "globalDim ... must be non-zero and less than or equal to 2^32." */
+        if (globalDim[i] == 0 || globalDim[i] > (1ull << 32))
+            REFUSE("globalDim");
+        /* "boxDim ... must be non-zero and less than or equal to 256." */
+        if (boxDim[i] == 0 || boxDim[i] > 256)
+            REFUSE("boxDim");
+        /* "elementStrides ... must be non-zero and less than or equal to 8." */
+        if (elementStrides[i] == 0 || elementStrides[i] > 8)
+            REFUSE("elementStrides");
+    }
+    /* "globalStrides ... must be a multiple of 16 and less than 2^40" (32
+     * when interleave is 32B). */
+    for (cuuint32_t i = 0; i + 1 < tensorRank; ++i)
+        if (globalStrides[i] % (interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16)
+            || globalStrides[i] >= (1ull << 40))
+            REFUSE("globalStrides");
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE) {
+        /* "boxDim[0] * elementSizeInBytes(tensorDataType) must be a multiple
+         * of 16 bytes", and at most the swizzle size. */
+        if (boxDim[0] * es % 16)
+            REFUSE("inner box bytes not a multiple of 16");
+        if (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && boxDim[0] * es > span[swizzle])
+            REFUSE("inner box bytes past the swizzle span");
+    }
+    /* "When interleave is CU_TENSOR_MAP_INTERLEAVE_32B, swizzle must be
+     * CU_TENSOR_MAP_SWIZZLE_32B." */
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_32B && swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
+        REFUSE("interleave 32B without swizzle 32B");
+    /* The NaN fill "can only be used when tensorDataType represents a
+     * floating-point data type". */
+    if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE && tensorDataType < CU_TENSOR_MAP_DATA_TYPE_FLOAT16)
+        REFUSE("NaN fill of an integer type");
+#undef REFUSE
+    memset(tensorMap, 0, sizeof *tensorMap);
+    unsigned char *m = (unsigned char *)tensorMap;
+    memcpy(m, "MOCKTMAP", 8);
+    m[8] = (unsigned char)tensorRank;
+    memcpy(m + 12, boxDim, tensorRank * sizeof *boxDim);
+    return CUDA_SUCCESS;
+}
+
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     switch (r) {

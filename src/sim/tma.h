@@ -1,0 +1,32 @@
+/*
+ * tma.h - a TMA tile load on the host: cp.async.bulk.tensor from global
+ * memory into shared memory as the PTX ISA and the tensor map lay it out.
+ *
+ * The map is the host-side description it was encoded from (gpu/tmap.h);
+ * its base is a host address here. The asynchronous side (completion on an
+ * mbarrier with complete_tx::bytes, when the bytes become visible) belongs
+ * to the launch; one call writes the whole box.
+ */
+#ifndef FATTN_SIM_TMA_H
+#define FATTN_SIM_TMA_H
+
+#include <stdint.h>
+
+#include "gpu/tmap.h"
+#include "sim/warp.h"
+
+/* Loads the box of m whose first element sits at coord (elements,
+ * innermost first; signed) into shared memory at dst. Elements outside the
+ * tensor arrive as zero. The box lies in shared memory with its innermost
+ * dimension contiguous, each row of box[0] elements one after the other;
+ * a swizzled map (inner box bytes equal to the swizzle span, the only
+ * swizzled boxes the simulator takes) permutes the 16-byte chunks of each
+ * row by the row's index within the 8-row repeat. Returns the bytes the box
+ * moved (all of it, zero-filled part included: what complete_tx counts), or
+ * -1 with *f when dst is not aligned (128 bytes; the 8-row repeat for a
+ * swizzled map), the box runs past shared memory, or the map is one the
+ * simulator does not take (a swizzled inner box narrower than the span). */
+long fattn_sim_tma_load(const fattn_sim_smem *s, uint32_t dst, const fattn_tmap *m, const int32_t *coord,
+                        fattn_sim_fault *f);
+
+#endif
