@@ -20,9 +20,10 @@
 
 enum { SH_WRITTEN = 1, SH_PENDING = 2, SH_READ = 4, SH_RMULTI = 8 };
 
-/* The last write and read of one shared byte: who, and the epochs then. */
+/* The last write and read of one shared byte: who, and that thread's own
+ * clock then. */
 typedef struct shadow {
-    uint32_t w_bep, w_cep, r_bep, r_cep;
+    uint32_t w_clk, r_clk;
     uint16_t w_thr, r_thr; /* thread in the cluster: rank * threads + threadIdx.x */
     uint16_t w_line, r_line;
     uint8_t flags;
@@ -84,7 +85,6 @@ typedef struct sim_warp {
 typedef struct sim_block {
     uint8_t *alloc, *smem; /* smem: the launch's dynamic shared memory, GUARD bytes each side */
     shadow *sh;
-    uint32_t epoch;
     unsigned bar_count;
     fattn_sim_site bar_site;
 } sim_block;
@@ -106,7 +106,10 @@ typedef struct sim {
     unsigned nthreads;   /* in the cluster */
     sim_buf bufs[4];
     sim_thread *cur;
-    uint32_t cluster_epoch;
+    /* Happens-before: thread i's vector clock is vc[i * nthreads .. + nthreads),
+     * entry j the last clock of thread j that i has synchronized with; a
+     * thread's own entry counts its releases. */
+    uint32_t *vc;
     unsigned cluster_count;
     fattn_sim_site cluster_site;
     int stop;    /* a divergent collective or a deadlock: nothing can go on */
@@ -261,13 +264,40 @@ static int smem_check(const fattn_sim_site *s, unsigned rank, uint64_t addr, uns
     return 0;
 }
 
-static int ordered(const sim_thread *t, unsigned thr, uint32_t bep, uint32_t cep)
+static uint32_t *clock_of(unsigned gtid)
 {
-    if (thr == t->gtid)
-        return 1;
-    if (thr / S->l->threads == t->rank)
-        return bep != S->blocks[t->rank].epoch;
-    return cep != S->cluster_epoch;
+    return S->vc + (size_t)gtid * S->nthreads;
+}
+
+/* The running thread's own clock: what its accesses are stamped with. */
+static uint32_t now(const sim_thread *t)
+{
+    return clock_of(t->gtid)[t->gtid];
+}
+
+/* An access by thread thr at its clock clk happens before the running
+ * thread's next access: the same thread, or a synchronization since. */
+static int ordered(const sim_thread *t, unsigned thr, uint32_t clk)
+{
+    return thr == t->gtid || clk <= clock_of(t->gtid)[thr];
+}
+
+/* A barrier over n threads from `first`: each leaves with what every one of
+ * them had seen (the join of their clocks), then ticks its own clock, so its
+ * later accesses are after the barrier for everyone. */
+static void vc_barrier(unsigned first, unsigned n)
+{
+    const unsigned N = S->nthreads;
+    uint32_t *join = clock_of(first);
+    for (unsigned i = first + 1; i < first + n; ++i) {
+        const uint32_t *c = clock_of(i);
+        for (unsigned j = 0; j < N; ++j)
+            join[j] = c[j] > join[j] ? c[j] : join[j];
+    }
+    for (unsigned i = first + 1; i < first + n; ++i)
+        memcpy(clock_of(i), join, N * sizeof *join);
+    for (unsigned i = first; i < first + n; ++i)
+        ++clock_of(i)[i];
 }
 
 static void race(int kind, const fattn_sim_site *s, unsigned addr, unsigned size, const char *insn, unsigned other,
@@ -322,18 +352,18 @@ static void shadow_read(const fattn_sim_site *s, unsigned rank, uint32_t addr, u
                                  .other_thr = -1};
                 finding(&in, "%s reads shared 0x%x, which nothing wrote", insn, addr + i);
                 reported = 1;
-            } else if (!ordered(t, h->w_thr, h->w_bep, h->w_cep)) {
+            } else if (!ordered(t, h->w_thr, h->w_clk)) {
                 race(FATTN_SIMK_RACE_RAW, s, addr, size, insn, h->w_thr, h->w_line, "reads what was written by");
                 reported = 1;
             }
         }
-        if ((h->flags & SH_READ) && h->r_thr != t->gtid && !ordered(t, h->r_thr, h->r_bep, h->r_cep)) {
+        if ((h->flags & SH_READ) && h->r_thr != t->gtid && !ordered(t, h->r_thr, h->r_clk)) {
             h->flags |= SH_RMULTI;
             continue;
         }
         h->flags = (uint8_t)((h->flags | SH_READ) & ~SH_RMULTI);
         h->r_thr = (uint16_t)t->gtid, h->r_line = (uint16_t)s->line;
-        h->r_bep = S->blocks[t->rank].epoch, h->r_cep = S->cluster_epoch;
+        h->r_clk = now(t);
     }
 }
 
@@ -351,18 +381,18 @@ static void shadow_write(const fattn_sim_site *s, unsigned rank, uint32_t addr, 
                 race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line,
                      "overwrites the in-flight cp.async of");
                 reported = 1;
-            } else if ((h->flags & SH_WRITTEN) && !ordered(t, h->w_thr, h->w_bep, h->w_cep)) {
+            } else if ((h->flags & SH_WRITTEN) && !ordered(t, h->w_thr, h->w_clk)) {
                 race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line, "overwrites what was written by");
                 reported = 1;
             } else if ((h->flags & SH_READ) && (h->r_thr != t->gtid || (h->flags & SH_RMULTI))
-                       && !ordered(t, h->r_thr, h->r_bep, h->r_cep)) {
+                       && !ordered(t, h->r_thr, h->r_clk)) {
                 race(FATTN_SIMK_RACE_WAR, s, addr, size, insn, h->r_thr, h->r_line, "overwrites what was read by");
                 reported = 1;
             }
         }
         h->flags = (uint8_t)(pending ? h->flags | SH_PENDING : (h->flags | SH_WRITTEN) & ~SH_PENDING);
         h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)s->line;
-        h->w_bep = S->blocks[t->rank].epoch, h->w_cep = S->cluster_epoch;
+        h->w_clk = now(t);
     }
 }
 
@@ -637,7 +667,7 @@ static void api_syncthreads(fattn_sim_site s)
     if (!barrier_arrive(t, s, &b->bar_count, &b->bar_site, S->l->threads, T_BAR, "bar.sync 0", "__syncthreads",
                         "other threads of the block"))
         return;
-    ++b->epoch;
+    vc_barrier(t->rank * S->l->threads, S->l->threads);
     barrier_release(t->rank * S->l->threads, S->l->threads, T_BAR);
 }
 
@@ -647,9 +677,7 @@ static void api_cluster_sync(fattn_sim_site s)
     if (!barrier_arrive(t, s, &S->cluster_count, &S->cluster_site, S->nthreads, T_CLUSTER, "barrier.cluster",
                         "cluster barrier", "other threads"))
         return;
-    ++S->cluster_epoch;
-    for (unsigned r = 0; r < S->l->cluster; ++r)
-        ++S->blocks[r].epoch;
+    vc_barrier(0, S->nthreads);
     barrier_release(0, S->nthreads, T_CLUSTER);
 }
 
@@ -865,7 +893,7 @@ static void retire(sim_thread *t, int keep_from, int all)
                 shadow *h = &b->sh[c->dst + k];
                 h->flags = (uint8_t)((h->flags | SH_WRITTEN) & ~SH_PENDING);
                 h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)c->line;
-                h->w_bep = b->epoch, h->w_cep = S->cluster_epoch;
+                h->w_clk = now(t);
             }
         } else {
             t->copies[n++] = *c;
@@ -995,13 +1023,14 @@ static void deadlock(void)
 static int run_cluster(unsigned cx, unsigned by, unsigned bz)
 {
     const fattn_sim_launch *l = S->l;
-    S->cluster_epoch = 0;
     S->cluster_count = 0;
+    memset(S->vc, 0, (size_t)S->nthreads * S->nthreads * sizeof *S->vc);
+    for (unsigned i = 0; i < S->nthreads; ++i)
+        clock_of(i)[i] = 1;
     for (unsigned r = 0; r < l->cluster; ++r) {
         sim_block *b = &S->blocks[r];
         memset(b->smem, 0xff, l->smem_bytes);
         memset(b->sh, 0, (size_t)l->smem_bytes * sizeof *b->sh);
-        b->epoch = 0;
         b->bar_count = 0;
     }
     for (unsigned i = 0; i < S->nthreads / 32; ++i) {
@@ -1083,6 +1112,7 @@ static void release(sim *s)
     if (s->warps)
         for (unsigned i = 0; i < s->nthreads / 32; ++i)
             free(s->warps[i].acc);
+    free(s->vc);
     free(s->blocks);
     free(s->threads);
     free(s->warps);
@@ -1108,7 +1138,8 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     s.threads = calloc(s.nthreads, sizeof *s.threads);
     s.warps = calloc(s.nthreads / 32, sizeof *s.warps);
     s.blocks = calloc(l->cluster, sizeof *s.blocks);
-    int bad = !s.threads || !s.warps || !s.blocks;
+    s.vc = calloc((size_t)s.nthreads * s.nthreads, sizeof *s.vc);
+    int bad = !s.threads || !s.warps || !s.blocks || !s.vc;
     for (unsigned r = 0; !bad && r < l->cluster; ++r) {
         sim_block *b = &s.blocks[r];
         b->alloc = aligned_alloc(128, ((size_t)l->smem_bytes + 2 * (size_t)GUARD + 127) / 128 * 128);

@@ -23,9 +23,12 @@
  *
  * Memory model: a cp.async lands when a later cp.async.wait_group of its
  * thread retires its group (src-size 0 zero-fills), as if written by that
- * thread at that moment; __syncthreads orders a block's accesses,
- * barrier.cluster a cluster's. Uninitialized shared memory holds 0xff bytes
- * (fp16 NaN).
+ * thread at that moment. Order is happens-before, kept as a vector clock per
+ * thread: program order within a thread, and a barrier (__syncthreads over
+ * the block, barrier.cluster over the cluster) orders everything its
+ * threads did before it before everything they do after; two accesses to a
+ * byte that are not so ordered, one a write, race. Uninitialized shared
+ * memory holds 0xff bytes (fp16 NaN).
  *
  * The launch also measures shared-memory wavefronts per warp instruction and
  * source line: the lanes' accesses of one instruction (between two points
