@@ -107,10 +107,10 @@ FATTN_GMMA_FN fattn_gmma_u64 fattn_gmma_desc_mn_boxes(unsigned addr, unsigned k_
 FATTN_GMMA_FN unsigned fattn_gmma_k_offset(int mn_major, unsigned mn, unsigned k, unsigned mode)
 {
     const unsigned row = fattn_gmma_row_bytes(mode);
-    if (mn_major) /* 8 rows of K are one atom deep; atoms stack along MN first */
-        return mode == FATTN_GMMA_NONE ? k / 8u * mn * 16u : k / 8u * (mn / (row / 2u)) * 8u * row;
-    if (mode == FATTN_GMMA_NONE)
+    if (mode == FATTN_GMMA_NONE) /* core matrices of 8 along K, MN / 8 of them a column */
         return k / 8u * mn * 16u;
+    if (mn_major) /* 8 rows of K are one atom deep; atoms stack along MN first */
+        return k / 8u * (mn / (row / 2u)) * 8u * row;
     /* K-major: a row holds row / 2 halves; the next ones are the next column of atoms */
     return k / (row / 2u) * (mn / 8u) * 8u * row + k % (row / 2u) * 2u;
 }

@@ -158,6 +158,12 @@ static unsigned swizzle_bits(unsigned mode)
     return mode == FATTN_GMMA_SW128 ? 3 : mode == FATTN_GMMA_SW64 ? 2 : mode == FATTN_GMMA_SW32 ? 1 : 0;
 }
 
+/* Swizzle<b,4,3> on a byte address: bits [4, 4 + b) ^= bits [7, 7 + b). */
+static uint32_t cute_swizzle(uint32_t byte, unsigned b)
+{
+    return byte ^ ((byte >> 7 & ((1u << b) - 1u)) << 4);
+}
+
 /* The byte offset of element (mn, k) of a tile of mn_size x KT placed as
  * tile_to_shape(Layout_{K,MN}_<mode>_Atom<half>, (mn_size, KT)): the atom
  * (in halves) K-major (8, w):(w, 1), MN-major (w, 8):(1, w), w = 8, 16, 32,
@@ -169,9 +175,7 @@ static uint32_t cute_tile(int mn_major, unsigned mode, unsigned mn_size, unsigne
     const unsigned s0 = mn_major ? w : 8, s1 = mn_major ? 8 : w; /* the atom's shape */
     const unsigned in_atom = mn_major ? mn % s0 + k % s1 * w : mn % s0 * w + k % s1;
     const unsigned atom = mn / s0 + k / s1 * (mn_size / s0);
-    uint32_t byte = 2 * (atom * s0 * s1 + in_atom);
-    const unsigned b = swizzle_bits(mode);
-    return byte ^ ((byte >> 7 & ((1u << b) - 1u)) << 4);
+    return cute_swizzle(2 * (atom * s0 * s1 + in_atom), swizzle_bits(mode));
 }
 
 static void put(uint32_t addr, float v)
@@ -320,8 +324,7 @@ static void boxes(void)
         place(0, FATTN_GMMA_SW128, 0, FATTN_GMMA_SW128, n);
         for (unsigned c = 0; c < n; ++c)
             for (unsigned k = 0; k < KT; ++k) {
-                uint32_t off = c / w * KT * row + k * row + c % w * 2;
-                put(B_BASE + (off ^ ((off >> 7 & ((1u << b) - 1u)) << 4)), Bm[k][c]);
+                put(B_BASE + cute_swizzle(c / w * KT * row + k * row + c % w * 2, b), Bm[k][c]);
             }
         int bad = product(0, 0, FATTN_GMMA_SW128, 1, box_mode, n, box_desc);
         if (bad)
@@ -332,15 +335,31 @@ static void boxes(void)
 
 /* ---- P kept in registers ---- */
 
+static float P[128][32]; /* a 64 x 64 accumulator, kept */
+
+/* A registers of K slice ks of P: its registers 8 ks .. 8 ks + 7, as fp16
+ * pairs (the D and A fragments share their pattern). */
+static void p_as_a(unsigned ks, uint32_t a[128][4])
+{
+    for (int t = 0; t < 128; ++t)
+        for (unsigned r = 0; r < 4; ++r)
+            a[t][r] = (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * r])
+                      | (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * r + 1]) << 16;
+}
+
+static void keep_p(void)
+{
+    for (int t = 0; t < 128; ++t)
+        memcpy(P[t], D[t], sizeof P[t]);
+}
+
 static void d_to_a(void)
 {
     const unsigned n = 64; /* P = A B is 64 x 64; then O = P V with V 64 x 128 */
     fill(n);
     place(0, FATTN_GMMA_SW128, 0, FATTN_GMMA_SW128, n);
     CHECK_INT(product(0, 0, FATTN_GMMA_SW128, 0, FATTN_GMMA_SW128, n, NULL), 0);
-    static float P[128][32];
-    for (int t = 0; t < 128; ++t)
-        memcpy(P[t], D[t], sizeof P[t]);
+    keep_p();
     /* V: 64 (K) x 128 (N), MN-major 128-byte swizzle, values in [-3, 3]. */
     static float V[64][128];
     memset(smem + B_BASE, 0xff, SMEM_BYTES - B_BASE);
@@ -352,16 +371,12 @@ static void d_to_a(void)
     fattn_sim_smem s = {smem, SMEM_BYTES};
     fattn_sim_fault f;
     static uint32_t a[128][4];
-    for (int ks = 0; ks < 4; ++ks) {
-        /* Registers 8 ks .. 8 ks + 7 of P's fragment, as fp16 pairs. */
-        for (int t = 0; t < 128; ++t)
-            for (int r = 0; r < 4; ++r)
-                a[t][r] = (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * r])
-                          | (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * r + 1]) << 16;
+    for (unsigned ks = 0; ks < 4; ++ks) {
+        p_as_a(ks, a);
         fattn_sim_wgmma op = {.n = 128,
                               .a_regs = 1,
                               .a = a,
-                              .b_desc = desc_of(B_BASE, 1, 128, 16u * (unsigned)ks, FATTN_GMMA_SW128),
+                              .b_desc = desc_of(B_BASE, 1, 128, 16u * ks, FATTN_GMMA_SW128),
                               .trans_b = 1,
                               .scale_d = ks > 0};
         CHECK_INT(fattn_sim_wgmma_exec(&s, &op, dptrs(), &f), 0);
@@ -462,15 +477,10 @@ static void tma_chain(void)
 
     /* O = P V, P = S in registers as fp16 (|S| <= 1152: exact), V MN-major
      * from its two boxes: the next 64 of D a box (8192 bytes) on. */
-    static float P[128][32];
-    for (int t = 0; t < 128; ++t)
-        memcpy(P[t], D[t], sizeof P[t]);
+    keep_p();
     static uint32_t a[128][4];
     for (unsigned ks = 0; ks < 4; ++ks) {
-        for (int t = 0; t < 128; ++t)
-            for (int r = 0; r < 4; ++r)
-                a[t][r] = (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * (unsigned)r])
-                          | (uint32_t)fattn_float_to_half(P[t][8 * ks + 2 * (unsigned)r + 1]) << 16;
+        p_as_a(ks, a);
         fattn_sim_wgmma op = {.n = TD,
                               .a_regs = 1,
                               .a = a,

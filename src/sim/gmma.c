@@ -24,13 +24,6 @@ void fattn_sim_gmma_decode(uint64_t desc, fattn_sim_gmma_desc *out)
     out->mode = (unsigned)(desc >> 62 & 3u);
 }
 
-/* Bytes of a swizzle row: 128, 64, 32; 16 (a core matrix row) without. */
-static unsigned row_bytes(unsigned mode)
-{
-    static const unsigned bytes[4] = {16, 128, 64, 32};
-    return bytes[mode & 3u];
-}
-
 /*
  * PTX ISA, "Shared Memory Matrix Layout": the swizzle modes permute the
  * 16-byte chunks of each row of the pattern, chunk index XOR row index
@@ -45,6 +38,12 @@ uint32_t fattn_sim_swizzle(uint32_t addr, unsigned b)
 static unsigned mode_bits(unsigned mode)
 {
     return mode == 1 ? 3 : mode == 2 ? 2 : mode == 3 ? 1 : 0;
+}
+
+/* Bytes of a swizzle row: 128, 64, 32; 16 (a core matrix row) without. */
+static unsigned row_bytes(unsigned mode)
+{
+    return 16u << mode_bits(mode);
 }
 
 /*
@@ -104,21 +103,15 @@ void fattn_sim_wgmma_a_coord(unsigned t, unsigned i, unsigned *row, unsigned *k)
     fattn_sim_wgmma_d_coord(t, i % 8, row, k);
 }
 
-static int bad(fattn_sim_fault *f, int kind, uint32_t addr, unsigned size)
-{
-    f->kind = kind, f->lane = -1, f->addr = addr, f->size = size;
-    return -1;
-}
-
 /* A descriptor the launch can read: base offset 0, a swizzled start in the
  * first row of its pattern's repeat (the tile at the repeat, the start
  * moved along K within the row at most). */
 static int desc_check(const fattn_sim_gmma_desc *d, fattn_sim_fault *f)
 {
     if (d->base_offset)
-        return bad(f, FATTN_SIM_BAD_OPERAND, d->start, d->base_offset);
+        return fattn_sim_fault_set(f, FATTN_SIM_BAD_OPERAND, -1, d->start, d->base_offset);
     if (d->mode && d->start % (8 * row_bytes(d->mode)) >= row_bytes(d->mode))
-        return bad(f, FATTN_SIM_MISALIGNED, d->start, 8 * row_bytes(d->mode));
+        return fattn_sim_fault_set(f, FATTN_SIM_MISALIGNED, -1, d->start, 8 * row_bytes(d->mode));
     return 0;
 }
 
@@ -134,7 +127,7 @@ static int gather(const fattn_sim_smem *s, uint64_t desc, int mn_major, unsigned
         for (unsigned k = 0; k < 16; ++k) {
             uint32_t a = fattn_sim_gmma_addr(&d, mn_major, r, k);
             if ((uint64_t)a + 2 > s->size)
-                return bad(f, FATTN_SIM_OUT_OF_BOUNDS, a, 2);
+                return fattn_sim_fault_set(f, FATTN_SIM_OUT_OF_BOUNDS, -1, a, 2);
             uint16_t h;
             memcpy(&h, s->base + a, 2);
             m[r][k] = fattn_half_to_float(h);
@@ -148,7 +141,7 @@ int fattn_sim_wgmma_exec(const fattn_sim_smem *s, const fattn_sim_wgmma *op, flo
     double A[64][16], B[256][16]; /* B[n][k] */
     memset(f, 0, sizeof *f);
     if (op->n < 8 || op->n > 256 || op->n % 8)
-        return bad(f, FATTN_SIM_BAD_OPERAND, 0, op->n);
+        return fattn_sim_fault_set(f, FATTN_SIM_BAD_OPERAND, -1, 0, op->n);
     if (op->a_regs) {
         for (unsigned t = 0; t < FATTN_SIM_WG_THREADS; ++t)
             for (unsigned i = 0; i < 8; ++i) {

@@ -8,34 +8,21 @@
 
 #include "sim/gmma.h"
 
-/* CUtensorMapSwizzle (0 none, 1 32B, 2 64B, 3 128B) to swizzle bits. */
-static unsigned swizzle_bits(int sw)
-{
-    return sw == CU_TENSOR_MAP_SWIZZLE_32B    ? 1
-           : sw == CU_TENSOR_MAP_SWIZZLE_64B  ? 2
-           : sw == CU_TENSOR_MAP_SWIZZLE_128B ? 3
-                                              : 0;
-}
-
-static long bad(fattn_sim_fault *f, int kind, uint32_t addr, unsigned size)
-{
-    f->kind = kind, f->lane = -1, f->addr = addr, f->size = size;
-    return -1;
-}
-
 long fattn_sim_tma_load(const fattn_sim_smem *s, uint32_t dst, const fattn_tmap *m, const int32_t *coord,
                         fattn_sim_fault *f)
 {
     memset(f, 0, sizeof *f);
-    const unsigned b = swizzle_bits(m->swizzle), row = 2u * m->box[0];
-    if (m->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && (!b || row != 16u << b))
-        return bad(f, FATTN_SIM_BAD_OPERAND, dst, row);
+    /* CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B, _128B are 0-3: the swizzle's
+     * bits; the 128B_ATOM_* modes past them are not modelled. */
+    const unsigned b = (unsigned)m->swizzle, row = 2u * m->box[0];
+    if (m->swizzle > CU_TENSOR_MAP_SWIZZLE_128B || (b && row != 16u << b))
+        return fattn_sim_fault_set(f, FATTN_SIM_BAD_OPERAND, -1, dst, row);
     const uint32_t align = b ? 8u * row : 128u;
     if (dst % align)
-        return bad(f, FATTN_SIM_MISALIGNED, dst, align);
+        return fattn_sim_fault_set(f, FATTN_SIM_MISALIGNED, -1, dst, align);
     const uint64_t bytes = fattn_tmap_box_bytes(m);
     if ((uint64_t)dst + bytes > s->size)
-        return bad(f, FATTN_SIM_OUT_OF_BOUNDS, dst, (unsigned)bytes);
+        return fattn_sim_fault_set(f, FATTN_SIM_OUT_OF_BOUNDS, -1, dst, (unsigned)bytes);
     uint32_t idx[FATTN_TMAP_MAX_RANK] = {0};
     const uint8_t *base = m->base;
     for (uint64_t e = 0; e < bytes / 2; ++e) {

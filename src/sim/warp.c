@@ -49,16 +49,20 @@ unsigned fattn_sim_wavefronts(const uint32_t *addr, const unsigned *size, int n)
     return most;
 }
 
+int fattn_sim_fault_set(fattn_sim_fault *f, int kind, int lane, uint32_t addr, unsigned size)
+{
+    f->kind = kind, f->lane = lane, f->addr = addr, f->size = size;
+    return -1;
+}
+
 static int check(const fattn_sim_smem *s, int lane, uint32_t addr, unsigned size, fattn_sim_fault *f)
 {
-    f->lane = lane, f->addr = addr, f->size = size;
     if (addr % size)
-        f->kind = FATTN_SIM_MISALIGNED;
-    else if ((uint64_t)addr + size > s->size)
-        f->kind = FATTN_SIM_OUT_OF_BOUNDS;
-    else
-        f->kind = FATTN_SIM_OK;
-    return f->kind ? -1 : 0;
+        return fattn_sim_fault_set(f, FATTN_SIM_MISALIGNED, lane, addr, size);
+    if ((uint64_t)addr + size > s->size)
+        return fattn_sim_fault_set(f, FATTN_SIM_OUT_OF_BOUNDS, lane, addr, size);
+    fattn_sim_fault_set(f, FATTN_SIM_OK, lane, addr, size);
+    return 0;
 }
 
 static uint16_t b16_at(const fattn_sim_smem *s, uint32_t addr)

@@ -43,6 +43,10 @@ typedef struct fattn_sim_fault {
     unsigned size; /* the access's width in bytes */
 } fattn_sim_fault;
 
+/* Fills *f (lane -1: an operand of a whole warpgroup, or of an async copy)
+ * and returns -1, for the instructions' failure returns. */
+int fattn_sim_fault_set(fattn_sim_fault *f, int kind, int lane, uint32_t addr, unsigned size);
+
 /* "misaligned 16-byte shared access at 0x12 (lane 3)" and the like. */
 void fattn_sim_fault_describe(const fattn_sim_fault *f, const char *insn, char *out, size_t n);
 
