@@ -26,6 +26,11 @@
 #                 compute-sanitizer memcheck on one configuration (under 5
 #                 minutes)
 #   env           GPU, driver, toolkit, cuDNN and PyTorch versions
+#   hopper        issue 35: every tensor map of the planned Hopper space
+#                 encoded through the driver (answering as the mock does),
+#                 then each primitive mode of kernels/fattn_prim_sm90_test.cu
+#                 in its own launch under a 2 s watchdog, bit for bit against
+#                 the simulator: one table row a mode
 #   tests         the GPU test programs (reference vs fp64 CPU, fill vs host,
 #                 the engine across S in {500,512,1000,2048}, D in {64,128},
 #                 causal and not, cuDNN; a test that skips (77) is reported
@@ -187,6 +192,7 @@ estimate() {
     case $1 in
     first) echo "$((5 * est_bench_s + est_sanitize_s + 30)) 2 GPU test programs, 5 bench runs, a sanitizer run" ;;
     env) echo "15 version queries" ;;
+    hopper) echo "60 140 tensor maps encoded, 19 primitive launches (an NVRTC compile a process)" ;;
     tests) echo "60 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
     small | small-causal)
         a=$([ "$1" = small ] && echo 0 || echo 1)
@@ -330,6 +336,54 @@ stage_env() {
         "$build/tests/test_gpu" 2>&1 | tail -3
     } >>"$report"
     say '```'
+    say ""
+}
+
+# Issue 35: Hopper's primitives on the GPU. First every tensor map the
+# planned Hopper space asks for, through the driver (test_tmap --gpu, which
+# also holds the mock's refusals to the driver's); then each primitive mode
+# of kernels/fattn_prim_sm90_test.cu in its own launch under a 2 s
+# watchdog, bit for bit against the simulator, in the kernel's order
+# (mbarrier/TMA, wgmma SS, MN-major, RS, D to A, TMA store, setmaxnreg,
+# named barriers, the pipeline); a hung mode is reported and the next one
+# runs in a fresh process.
+stage_hopper() {
+    say "## Hopper primitives (issue 35)"
+    say ""
+    local rc t0 from=0 out=$OUT/hopper.tmp last
+    t0=$(date +%s)
+    run "$build/tests/test_tmap" --gpu
+    rc=$?
+    if [ $rc = 77 ]; then
+        say "- tensor maps: skipped: $(skip_reason "$log")"
+    elif [ $rc = 0 ]; then
+        ok "tensor maps: $(grep -a 'planned tensor maps encode' "$log" | tail -1), the driver answering every case as the mock ($(($(date +%s) - t0)) s)"
+    else
+        bad "test_tmap --gpu exited $rc: the driver and the mock disagree (see check.log)"
+    fi
+    say ""
+    say "| mode | what | result | ms |"
+    say "|---|---|---|---|"
+    while [ "$from" -lt 19 ]; do
+        note "\$ test_sim_prims_sm90 --gpu --from $from"
+        "$build/tests/test_sim_prims_sm90" --gpu --from "$from" >"$out" 2>&1
+        rc=$?
+        cat "$out" >>"$log"
+        grep -a '^MODE | ' "$out" | sed 's/^MODE //' >>"$report"
+        if [ $rc = 77 ]; then
+            say "| - | every mode | skipped: $(skip_reason "$out") | |"
+            break
+        fi
+        last=$(grep -a '^MODE | ' "$out" | tail -1 | awk -F' [|] ' '{ print $2 }')
+        if [ $rc = 3 ] && [ -n "$last" ]; then
+            bad "mode $last hung (the 2 s watchdog fired)"
+            from=$((last + 1))
+            continue
+        fi
+        [ $rc = 0 ] || bad "test_sim_prims_sm90 --gpu --from $from exited $rc (see check.log)"
+        break
+    done
+    rm -f "$out"
     say ""
 }
 
@@ -839,6 +893,7 @@ stage() {
     env) stage_env ;;
     tests) stage_tests ;;
     first) stage_first ;;
+    hopper) stage_hopper ;;
     small) search_one 2,8,512,64 0; kill_check ;;
     small-causal) search_one 2,8,512,64 1 ;;
     large) search_one 4,16,2048,128 0 ;;
@@ -853,7 +908,7 @@ stage() {
     *) echo "device-check.sh: unknown stage '$1' ($stage_names)" >&2; exit 2 ;;
     esac
 }
-all_stages="first env tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
+all_stages="first env hopper tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
 stage_names="${all_stages// /, }, speed, all"
 
 # run_stage STAGE: its estimate first (stderr and the report), then the

@@ -18,8 +18,10 @@
 #
 # Order: first (the first questions; when one fails, the rest of the time
 # goes to env, tests and diagnostics for an offline fix, and nothing else
-# runs); then env, small (the exhaustive search: the real landscape), tests,
-# tune (its search budget fitted to what is left, at most 6 minutes).
+# runs); then hopper (issue 35: the tensor maps and each Hopper primitive
+# bit for bit against the simulator), env, small (the exhaustive search:
+# the real landscape), tests, tune (its search budget fitted to what is
+# left, at most 6 minutes).
 # A stage starts only when half its estimate (the estimates keep twice the
 # measured times) fits in what is left, and is stopped (its report so far
 # kept) at the deadline or after twice its estimate and a minute, whichever
@@ -32,7 +34,7 @@
 #
 # FATTN_SESSION_S: the seconds this script may take (default 570, inside a
 # 600-second command); FATTN_SESSION_STAGES: the stages after first
-# (default "env small tests tune"); FATTN_DEVICE_CACHE: the compressed
+# (default "hopper env small tests tune"); FATTN_DEVICE_CACHE: the compressed
 # cache (default device-cache/device.db.xz); FATTN_BUILD and
 # FATTN_CHECK_WORK as for device-check.sh. Exit status: 0 when every stage
 # ran and held.
@@ -124,7 +126,7 @@ if ! stage first; then
     exit 1
 fi
 failed=0
-for s in ${FATTN_SESSION_STAGES:-env small tests tune}; do
+for s in ${FATTN_SESSION_STAGES:-hopper env small tests tune}; do
     if [ "$s" = tune ]; then
         # The budget is what is left less the confirm, report and export
         # (about 60 s), at most the stage's 6 minutes.

@@ -217,10 +217,20 @@ static void archs(void)
     CHECK(fattn_arch_find("sm_75") == NULL);
     CHECK(fattn_arch_from_cc(8, 9) == fattn_arch_find("sm_89"));
     CHECK(fattn_arch_from_cc(8, 7) == NULL);
+    /* sm_90a: sm_90's limits under its own name; a 9.0 GPU is sm_90. */
+    const fattn_arch *a = fattn_arch_find("sm_90a"), *b = fattn_arch_find("sm_90");
+    CHECK(a && b && a != b);
+    if (a && b) {
+        CHECK_STR(a->name, "sm_90a");
+        CHECK_INT(a->sm, 90);
+        CHECK_INT(a->smem_per_block_optin, b->smem_per_block_optin);
+        CHECK_INT(a->max_cluster_size, b->max_cluster_size);
+    }
+    CHECK(fattn_arch_from_cc(9, 0) == b);
     int n = 0;
     for (int i = 0; fattn_archs[i]; ++i, ++n)
         CHECK_INT(fattn_archs[i]->smem_per_block, 49152);
-    CHECK_INT(n, 4);
+    CHECK_INT(n, 5);
 }
 
 int main(void)

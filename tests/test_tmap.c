@@ -9,16 +9,23 @@
  *  - head_dim 128 in one 128-byte-swizzled box (256 bytes inside) is
  *    refused, in two boxes of 64 accepted, unswizzled accepted;
  *  - a box of 257 rows, a row stride that is no multiple of 16 (head_dim
- *    36), and a base 8 bytes off are refused.
+ *    36), and a base 8 bytes off are refused;
+ *  - every map the Hopper kernels plan to ask for (the seed shapes and a
+ *    tail, boxes of 64-256 rows in each swizzle mode) encodes.
+ * test_tmap --gpu: the same cases through the GPU's driver, which must
+ * answer each as the mock does (exit 77 without a GPU).
  */
 #include "t.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "gpu/device.h"
 #include "gpu/driver.h"
 #include "gpu/tmap.h"
 
 static fattn_cu cu;
+static int gpu; /* the GPU's driver, not the mock */
 static _Alignas(16) unsigned char tensor[1 << 20];
 
 static CUresult encode(int b, int h, int s, int d, unsigned rows, unsigned cols, CUtensorMapSwizzle sw, size_t off,
@@ -27,7 +34,7 @@ static CUresult encode(int b, int h, int s, int d, unsigned rows, unsigned cols,
     CUtensorMap map;
     fattn_tmap_attention(m, tensor + off, b, h, s, d, rows, cols, sw);
     CUresult r = fattn_tmap_encode(&cu, m, &map);
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && !gpu) {
         CHECK(!memcmp(&map, "MOCKTMAP", 8));
         CHECK_INT(((unsigned char *)&map)[8], 3);
     }
@@ -54,6 +61,35 @@ static void maps(void)
     CHECK_INT(encode(4, 16, 2048, 128, 128, 128, CU_TENSOR_MAP_SWIZZLE_NONE, 0, &m), CUDA_SUCCESS);
 }
 
+/* The planned Hopper space's maps: Q, K, V and O of the seed shapes and a
+ * tail, boxes of BLOCK_M / BLOCK_N rows, swizzle spans of 128, 64, 32
+ * bytes and none. */
+static void planned(void)
+{
+    static const int shapes[][4] = {{2, 8, 512, 64}, {4, 16, 2048, 128}, {1, 2, 200, 128}, {2, 4, 130, 64}};
+    static const unsigned rows[] = {64, 80, 96, 128, 176, 192, 256};
+    static const struct {
+        unsigned cols;
+        CUtensorMapSwizzle sw;
+    } boxes[] = {{64, CU_TENSOR_MAP_SWIZZLE_128B},
+                 {32, CU_TENSOR_MAP_SWIZZLE_64B},
+                 {16, CU_TENSOR_MAP_SWIZZLE_32B},
+                 {8, CU_TENSOR_MAP_SWIZZLE_NONE},
+                 {64, CU_TENSOR_MAP_SWIZZLE_NONE}};
+    int n = 0, ok = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i)
+        for (size_t r = 0; r < sizeof rows / sizeof *rows; ++r)
+            for (size_t b = 0; b < sizeof boxes / sizeof *boxes; ++b) {
+                fattn_tmap m;
+                ++n;
+                ok += encode(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], rows[r], boxes[b].cols,
+                             boxes[b].sw, 0, &m)
+                      == CUDA_SUCCESS;
+            }
+    CHECK_INT(ok, n);
+    printf("%d of %d planned tensor maps encode (%s)\n", ok, n, gpu ? "the GPU's driver" : "the mock driver");
+}
+
 static void refused(void)
 {
     fattn_tmap m;
@@ -68,20 +104,30 @@ static void refused(void)
     CHECK_INT(encode(2, 8, 512, 64, 256, 64, CU_TENSOR_MAP_SWIZZLE_128B, 0, &m), CUDA_SUCCESS);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const char *mock = getenv("FATTN_MOCK_CUDA");
-    if (!mock || !*mock) {
-        fprintf(stderr, "test_tmap: $FATTN_MOCK_CUDA names no mock driver\n");
-        return T_HARNESS;
-    }
-    setenv("FATTN_LIBCUDA", mock, 1);
+    gpu = argc > 1 && !strcmp(argv[1], "--gpu");
     char why[256];
+    if (gpu) {
+        fattn_gpu_info info;
+        if (fattn_gpu_probe(0, &info, why, sizeof why)) {
+            printf("SKIP: %s\n", why);
+            return T_SKIP;
+        }
+    } else {
+        const char *mock = getenv("FATTN_MOCK_CUDA");
+        if (!mock || !*mock) {
+            fprintf(stderr, "test_tmap: $FATTN_MOCK_CUDA names no mock driver\n");
+            return T_HARNESS;
+        }
+        setenv("FATTN_LIBCUDA", mock, 1);
+    }
     if (fattn_cu_load(&cu, why, sizeof why)) {
         fprintf(stderr, "test_tmap: %s\n", why);
         return T_HARNESS;
     }
     T_RUN(maps);
     T_RUN(refused);
+    T_RUN(planned);
     return t_exit();
 }

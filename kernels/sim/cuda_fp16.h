@@ -27,6 +27,8 @@ extern "C" fattn_sim_self *fattn_sim_self_p;
 #define __device__
 #define __host__
 #define __global__
+#define __constant__
+#define __grid_constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __cluster_dims__(...)

@@ -16,7 +16,7 @@
 #ifndef FATTN_KERNELS_SIM_FATTN_SIM_API_H
 #define FATTN_KERNELS_SIM_FATTN_SIM_API_H
 
-#define FATTN_SIM_API_VERSION 1
+#define FATTN_SIM_API_VERSION 2
 
 /* The calling site of a primitive. */
 typedef struct fattn_sim_site {
@@ -65,6 +65,37 @@ typedef struct fattn_sim_api {
     void (*cluster_sync)(fattn_sim_site s);
     unsigned (*cluster_map)(fattn_sim_site s, unsigned addr, unsigned rank);
     void (*ld_cluster)(fattn_sim_site s, unsigned addr, void *out, unsigned size);
+
+    /* Version 2: Hopper (kernels/fattn_prim_sm90.h). */
+    /* wgmma.fence / wgmma.commit_group / wgmma.wait_group n; the wait names
+     * the nacc accumulator arrays acc[i] of size[i] floats it fences. */
+    void (*wgmma_fence)(fattn_sim_site s);
+    void (*wgmma_commit)(fattn_sim_site s);
+    void (*wgmma_wait)(fattn_sim_site s, int n, float *const *acc, const unsigned *size, int nacc);
+    /* wgmma.mma_async.sync.aligned.m64n<n>k16.f32.f16.f16: d (n / 2 floats)
+     * = A B (+ d when scale_d); A from a[4] (RS) or, a NULL, from a_desc (SS). */
+    void (*wgmma)(fattn_sim_site s, float *d, unsigned n, const unsigned *a, unsigned long long a_desc,
+                  unsigned long long b_desc, int trans_a, int trans_b, int scale_d);
+    /* mbarrier.init / arrive (with expect_tx of tx bytes when tx > 0) /
+     * try_wait.parity on the shared::cta address of an mbarrier. */
+    void (*mbar_init)(fattn_sim_site s, unsigned addr, unsigned count);
+    void (*mbar_arrive)(fattn_sim_site s, unsigned addr, unsigned tx);
+    int (*mbar_try_wait)(fattn_sim_site s, unsigned addr, unsigned parity);
+    /* fence.proxy.async.shared::cta; fence.mbarrier_init.release.cluster */
+    void (*fence_proxy_async)(fattn_sim_site s);
+    void (*fence_mbarrier_init)(fattn_sim_site s);
+    /* cp.async.bulk.tensor.<rank>d: load of the box at coord into shared dst
+     * completing on mbarrier mbar; store of the box at shared src. `map`
+     * points at the kernel's tensor-map slot, which the simulator filled. */
+    void (*tma_load)(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar);
+    void (*tma_store)(fattn_sim_site s, const void *map, const int *coord, int rank, unsigned src);
+    /* cp.async.bulk.commit_group; cp.async.bulk.wait_group.read n */
+    void (*bulk_commit)(fattn_sim_site s);
+    void (*bulk_wait_read)(fattn_sim_site s, int n);
+    /* bar.sync id, count / bar.arrive id, count */
+    void (*bar_named)(fattn_sim_site s, unsigned id, unsigned count, int wait);
+    /* setmaxnreg.inc / .dec .sync.aligned.u32 count */
+    void (*setmaxnreg)(fattn_sim_site s, unsigned count, int inc);
 } fattn_sim_api;
 
 #endif

@@ -35,6 +35,7 @@
     X(cuModuleLoadData, 2000)                                                                                          \
     X(cuModuleUnload, 2000)                                                                                            \
     X(cuModuleGetFunction, 2000)                                                                                       \
+    X(cuModuleGetGlobal, 3020)                                                                                         \
     X(cuFuncSetAttribute, 9000)                                                                                        \
     X(cuMemAlloc, 3020)                                                                                                \
     X(cuMemFree, 3020)                                                                                                 \

@@ -22,12 +22,24 @@ static const char *fix_of(int kind)
     case FATTN_SIMK_SHARED_OOB: return "make the shared-memory size (FATTN_SMEM_BYTES) cover the layout's every row";
     case FATTN_SIMK_GLOBAL_OOB: return "guard every global row index against the sequence length (tails)";
     case FATTN_SIMK_INPUT_WRITE: return "write only O; Q, K and V are inputs";
+    case FATTN_SIMK_INVALID_OPERAND:
+        return "give the instruction what the PTX ISA says it takes (an initialized mbarrier, one of the launch's "
+               "tensor maps, a barrier id 1-15 with a count a multiple of 32, a descriptor with base offset 0)";
     case FATTN_SIMK_RACE_RAW:
     case FATTN_SIMK_RACE_WAR:
     case FATTN_SIMK_RACE_WAW: return "put a __syncthreads (a cluster barrier across blocks) between the two accesses";
     case FATTN_SIMK_ASYNC_UNWAITED:
         return "wait for the cp.async group (cp.async.wait_group) and then __syncthreads before reading";
     case FATTN_SIMK_UNINIT_READ: return "write (or zero-fill) every shared byte before it is read";
+    case FATTN_SIMK_TMA_UNWAITED:
+        return "wait on the mbarrier phase that completes the TMA load (its parity, its expect_tx counting the whole "
+               "box) before reading its destination";
+    case FATTN_SIMK_PROXY_UNFENCED:
+        return "fence.proxy.async after the generic writes, before the barrier that orders them before the wgmma or "
+               "TMA store";
+    case FATTN_SIMK_WGMMA_UNFENCED: return "wgmma.fence before the first wgmma after the registers were touched";
+    case FATTN_SIMK_WGMMA_EARLY:
+        return "touch the accumulators only after the wgmma.wait_group that retires their wgmma, and name them in it";
     case FATTN_SIMK_DIVERGENT:
     case FATTN_SIMK_DEADLOCK:
         return "reach every barrier and warp collective with the whole block (warp) at the same line";
@@ -84,6 +96,7 @@ static int run_set(const fattn_sim_kernel *k, int bm, const fattn_shape *shape, 
     fattn_sim_launch l = {
         .entry = k->entry,
         .api_slot = k->api_slot,
+        .sm90 = k->sm90,
         .self_slot = k->self_slot,
         .grid = {(unsigned)((shape->seqlen + bm - 1) / bm) * k->cluster, (unsigned)shape->heads,
                  (unsigned)shape->batch},

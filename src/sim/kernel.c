@@ -26,9 +26,16 @@ extern char **environ;
 static const char *const cxx_flags[] = {"-std=c++17",           "-O1", "-fPIC",      "-shared",
                                         "-fno-strict-aliasing", "-w",  "-DFATTN_SIM"};
 
-static const char *const sim_headers[] = {"cuda_fp16.h", "fattn_sim_prim.h", "fattn_sim_api.h"};
+static const char *const sim_headers[] = {"cuda_fp16.h", "fattn_sim_prim.h", "fattn_sim_prim_sm90.h",
+                                          "fattn_sim_api.h"};
 
 #define PRIM_HEADER "fattn_prim.h"
+
+/* The headers allowed to hold inline PTX: each has its host side in sim/. */
+static int prim_header(const char *name)
+{
+    return !strcmp(name, PRIM_HEADER) || !strcmp(name, "fattn_prim_sm90.h");
+}
 
 char *fattn_sim_cache_dir(void)
 {
@@ -212,6 +219,18 @@ static int load(const char *path, fattn_sim_kernel *k, char *why, size_t why_siz
         k->handle = NULL;
         return 1;
     }
+    /* A kernel using TMA has both; one without, neither. */
+    k->tmap_slot = dlsym(k->handle, "fattn_tmaps");
+    const unsigned *ntmaps = dlsym(k->handle, "fattn_ntmaps");
+    if (!k->tmap_slot != !ntmaps) {
+        snprintf(why, why_size, "the host build of the kernel has %s without %s",
+                 k->tmap_slot ? "fattn_tmaps" : "fattn_ntmaps", k->tmap_slot ? "fattn_ntmaps" : "fattn_tmaps");
+        dlclose(k->handle);
+        k->handle = NULL;
+        return 1;
+    }
+    k->tmap_slots = ntmaps ? *ntmaps : 0;
+    k->sm90 = dlsym(k->handle, "fattn_sim_sm90") != NULL;
     k->smem_bytes = *smem;
     k->threads = *threads;
     k->cluster = *cluster;
@@ -226,12 +245,12 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
     int line = fattn_sim_find_asm(src->text);
     const char *where = src->name;
     for (int i = 0; !line && i < src->nheaders; ++i)
-        if (strcmp(src->header_names[i], PRIM_HEADER) && (line = fattn_sim_find_asm(src->header_texts[i])))
+        if (!prim_header(src->header_names[i]) && (line = fattn_sim_find_asm(src->header_texts[i])))
             where = src->header_names[i];
     if (line) {
         snprintf(why, why_size,
                  "inline PTX at %s:%d: the simulator runs only the primitives of kernels/" PRIM_HEADER
-                 "; make it one there, with its host side in kernels/sim/fattn_sim_prim.h",
+                 " and fattn_prim_sm90.h; make it one there, with its host side in kernels/sim/",
                  where, line);
         return 1;
     }

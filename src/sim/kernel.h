@@ -31,6 +31,9 @@ typedef struct fattn_sim_kernel {
     unsigned smem_bytes; /* the kernel's fattn_smem_bytes */
     unsigned threads;    /* fattn_threads */
     unsigned cluster;    /* blocks per cluster (SPLIT_KV) */
+    void *tmap_slot;     /* the kernel's fattn_tmaps (TMA tensor maps), or NULL */
+    unsigned tmap_slots; /* its fattn_ntmaps */
+    int sm90;            /* it uses kernels/fattn_prim_sm90.h (fattn_sim_sm90) */
     char key[65];
     int cache_hit;
     double compile_ms; /* 0 on a cache hit */

@@ -9,120 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/sim/fattn_sim_api.h"
-#include "sim/fiber.h"
+#include "sim/state.h"
 #include "sim/warp.h"
 #include "util/err.h"
 
-#define GUARD         (64u << 10) /* bytes around every buffer, to name an overrun's buffer */
-#define STACK_BYTES   (256u << 10)
-#define CLUSTER_SHIFT 24 /* shared::cluster address: (rank + 1) << 24 | offset */
-
-enum { SH_WRITTEN = 1, SH_PENDING = 2, SH_READ = 4, SH_RMULTI = 8 };
-
-/* The last write and read of one shared byte: who, and that thread's own
- * clock then. */
-typedef struct shadow {
-    uint32_t w_clk, r_clk;
-    uint16_t w_thr, r_thr; /* thread in the cluster: rank * threads + threadIdx.x */
-    uint16_t w_line, r_line;
-    uint8_t flags;
-} shadow;
-
-typedef struct async_copy {
-    uint32_t dst;
-    const uint8_t *src;
-    unsigned size, src_size;
-    int group; /* -1 until committed */
-    int line;
-} async_copy;
-
-enum { T_RUN, T_WARP, T_BAR, T_CLUSTER, T_DONE };
-enum { OP_NONE, OP_LDMATRIX, OP_MMA, OP_SHFL };
-
-typedef struct sim_thread {
-    fattn_sim_self self;
-    fattn_fiber *fiber;
-    int state;
-    unsigned tid, rank, gtid, lane;
-    struct sim_warp *warp;
-    fattn_sim_site wait_site;
-    async_copy *copies;
-    int ncopies, cap_copies, groups; /* groups committed so far */
-} sim_thread;
-
-/* One lane's part of a pending warp collective. */
-typedef struct lane_args {
-    unsigned *r;
-    unsigned addr;
-    float *d;
-    const unsigned *a;
-    unsigned b0, b1, v, mask;
-    int lanemask;
-    unsigned result;
-} lane_args;
-
-/* A shared access of one lane, kept until the warp next synchronizes. */
-typedef struct lane_access {
-    int site; /* index into the report's sites */
-    int occ;  /* the lane's how-many-th access at that site since the last sync */
-    int lane;
-    uint32_t addr;
-    unsigned size;
-} lane_access;
-
-typedef struct sim_warp {
-    int op;
-    fattn_sim_site site;
-    int trans;
-    uint32_t arrived;
-    lane_args args[32];
-    lane_access *acc;
-    int nacc, cap_acc;
-    int occ_site[16], occ_count[16][32], nocc;
-} sim_warp;
-
-typedef struct sim_block {
-    uint8_t *alloc, *smem; /* smem: the launch's dynamic shared memory, GUARD bytes each side */
-    shadow *sh;
-    unsigned bar_count;
-    fattn_sim_site bar_site;
-} sim_block;
-
-typedef struct sim_buf {
-    const char *name;
-    uint8_t *alloc, *base;
-    size_t size;
-    int writable;
-} sim_buf;
-
-typedef struct sim {
-    const fattn_sim_launch *l;
-    fattn_sim_report *rep;
-    fattn_fiber_pool *pool;
-    sim_thread *threads; /* cluster * threads */
-    sim_warp *warps;     /* cluster * threads / 32 */
-    sim_block *blocks;   /* cluster */
-    unsigned nthreads;   /* in the cluster */
-    sim_buf bufs[4];
-    sim_thread *cur;
-    /* Happens-before: thread i's vector clock is vc[i * nthreads .. + nthreads),
-     * entry j the last clock of thread j that i has synchronized with; a
-     * thread's own entry counts its releases. */
-    uint32_t *vc;
-    unsigned cluster_count;
-    fattn_sim_site cluster_site;
-    int stop;    /* a divergent collective or a deadlock: nothing can go on */
-    int faulted; /* a memory fault: the launch ends with this cluster */
-} sim;
-
-static sim *S;
+sim *fattn_sim_state;
 
 static const char *const kind_names[FATTN_SIMK_KINDS] = {
     "misaligned",
     "shared_out_of_bounds",
     "global_out_of_bounds",
     "input_written",
+    "invalid_operand",
     "divergent",
     "deadlock",
     "race_raw",
@@ -130,6 +28,10 @@ static const char *const kind_names[FATTN_SIMK_KINDS] = {
     "race_waw",
     "cp_async_unwaited",
     "uninitialized_read",
+    "tma_unwaited",
+    "async_proxy_unfenced",
+    "wgmma_unfenced",
+    "wgmma_early_access",
 };
 
 const char *fattn_sim_kind_name(int kind)
@@ -150,25 +52,13 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-typedef struct finding_in {
-    int kind;
-    const sim_thread *t;
-    const fattn_sim_site *site;
-    const char *space;
-    uint64_t addr;
-    unsigned size;
-    const char *insn;
-    int other_thr; /* gtid, or -1 */
-    int other_line;
-} finding_in;
-
 /* Records a finding (merged with an earlier one of the same kind and lines).
  * A memory fault marks the launch to end after this cluster (the access is
  * not performed; the caller skips it), so that every faulting site of the
  * cluster is named; a divergent collective or a deadlock stops the launch
  * at once and does not return. */
-static void finding(const finding_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void finding(const finding_in *in, const char *fmt, ...)
+void sim_finding(const finding_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sim_finding(const finding_in *in, const char *fmt, ...)
 {
     fattn_sim_report *rep = S->rep;
     const int line = in->site ? in->site->line : 0;
@@ -228,14 +118,14 @@ maybe_stop:
     }
 }
 
-static sim_thread *me(void)
+sim_thread *sim_me(void)
 {
     return S->cur;
 }
 
 /* ---- shared memory: bounds, alignment, shadow ---- */
 
-static const char *access_insn(char *buf, size_t n, const char *op, const char *space, unsigned size)
+const char *sim_access_insn(char *buf, size_t n, const char *op, const char *space, unsigned size)
 {
     static const char *const types[] = {"", "b8", "b16", "", "b32", "", "", "",      "v2.b32",
                                         "", "",   "",    "", "",    "", "", "v4.b32"};
@@ -245,154 +135,219 @@ static const char *access_insn(char *buf, size_t n, const char *op, const char *
 
 /* Checks [addr, addr + size) of block `rank`'s shared memory: 0, or -1 with
  * the fault recorded. */
-static int smem_check(const fattn_sim_site *s, unsigned rank, uint64_t addr, unsigned size, unsigned align,
-                      const char *insn)
+int sim_smem_check(const fattn_sim_site *s, unsigned rank, uint64_t addr, unsigned size, unsigned align,
+                   const char *insn)
 {
     finding_in in = {
-        .t = me(), .site = s, .space = "shared", .addr = addr, .size = size, .insn = insn, .other_thr = -1};
+        .t = sim_me(), .site = s, .space = "shared", .addr = addr, .size = size, .insn = insn, .other_thr = -1};
     if (addr % align) {
         in.kind = FATTN_SIMK_MISALIGNED;
-        finding(&in, "%s at shared 0x%llx is not %u-byte aligned", insn, (unsigned long long)addr, align);
+        sim_finding(&in, "%s at shared 0x%llx is not %u-byte aligned", insn, (unsigned long long)addr, align);
         return -1;
     }
     if (addr + size > S->l->smem_bytes) {
         in.kind = FATTN_SIMK_SHARED_OOB;
-        finding(&in, "%s of %u bytes at shared 0x%llx%s is past the %u bytes of dynamic shared memory", insn, size,
-                (unsigned long long)addr, rank != me()->rank ? " (a peer block's)" : "", S->l->smem_bytes);
+        sim_finding(&in, "%s of %u bytes at shared 0x%llx%s is past the %u bytes of dynamic shared memory", insn, size,
+                    (unsigned long long)addr, rank != sim_me()->rank ? " (a peer block's)" : "", S->l->smem_bytes);
         return -1;
     }
     return 0;
 }
 
-static uint32_t *clock_of(unsigned gtid)
+uint32_t *sim_clock_of(unsigned gtid)
 {
-    return S->vc + (size_t)gtid * S->nthreads;
+    return S->vc + (size_t)gtid * S->ncols;
+}
+
+void sim_vc_join(uint32_t *view, const uint32_t *c)
+{
+    for (unsigned j = 0; j < S->ncols; ++j)
+        view[j] = c[j] > view[j] ? c[j] : view[j];
+}
+
+void sim_col_name(unsigned col, char *out, size_t n)
+{
+    if (col < S->nthreads) {
+        const sim_thread *o = &S->threads[col];
+        snprintf(out, n, "thread %u%s", o->tid, o->rank != sim_me()->rank ? " of a peer block" : "");
+    } else if (col < S->col_wg) {
+        const unsigned r = (col - S->col_mbar) / SIM_MBARS;
+        snprintf(out, n, "the TMA load completing on mbarrier 0x%x",
+                 S->blocks[r].mbar[(col - S->col_mbar) % SIM_MBARS].addr);
+    } else if (col < S->col_bulk) {
+        snprintf(out, n, "the wgmma of warpgroup %u", (col - S->col_wg) % ((S->l->threads + 127) / 128));
+    } else {
+        const unsigned r = (col - S->col_bulk) / SIM_BULK_AGENTS,
+                       o = S->blocks[r].bulk_owner[(col - S->col_bulk) % SIM_BULK_AGENTS];
+        snprintf(out, n, "the TMA store of thread %u", o ? S->threads[o - 1].tid : 0);
+    }
 }
 
 /* The running thread's own clock: what its accesses are stamped with. */
-static uint32_t now(const sim_thread *t)
+uint32_t sim_now(const sim_thread *t)
 {
-    return clock_of(t->gtid)[t->gtid];
+    return sim_clock_of(t->gtid)[t->gtid];
 }
 
 /* An access by thread thr at its clock clk happens before the running
  * thread's next access: the same thread, or a synchronization since. */
-static int ordered(const sim_thread *t, unsigned thr, uint32_t clk)
+int sim_ordered(const sim_thread *t, unsigned thr, uint32_t clk)
 {
-    return thr == t->gtid || clk <= clock_of(t->gtid)[thr];
+    return thr == t->gtid || clk <= sim_clock_of(t->gtid)[thr];
 }
 
 /* A barrier over n threads from `first`: each leaves with what every one of
  * them had seen (the join of their clocks), then ticks its own clock, so its
  * later accesses are after the barrier for everyone. */
-static void vc_barrier(unsigned first, unsigned n)
+void sim_vc_barrier(unsigned first, unsigned n)
 {
-    const unsigned N = S->nthreads;
-    uint32_t *join = clock_of(first);
-    for (unsigned i = first + 1; i < first + n; ++i) {
-        const uint32_t *c = clock_of(i);
-        for (unsigned j = 0; j < N; ++j)
-            join[j] = c[j] > join[j] ? c[j] : join[j];
-    }
+    const unsigned N = S->ncols;
+    uint32_t *join = sim_clock_of(first);
     for (unsigned i = first + 1; i < first + n; ++i)
-        memcpy(clock_of(i), join, N * sizeof *join);
+        sim_vc_join(join, sim_clock_of(i));
+    for (unsigned i = first + 1; i < first + n; ++i)
+        memcpy(sim_clock_of(i), join, N * sizeof *join);
     for (unsigned i = first; i < first + n; ++i)
-        ++clock_of(i)[i];
+        ++sim_clock_of(i)[i];
 }
 
-static void race(int kind, const fattn_sim_site *s, unsigned addr, unsigned size, const char *insn, unsigned other,
-                 int other_line, const char *how)
+void sim_race(int kind, const fattn_sim_site *s, unsigned addr, unsigned size, const char *insn, unsigned other,
+              int other_line, const char *how)
 {
     finding_in in = {.kind = kind,
-                     .t = me(),
+                     .t = sim_me(),
                      .site = s,
                      .space = "shared",
                      .addr = addr,
                      .size = size,
                      .insn = insn,
-                     .other_thr = (int)other,
+                     .other_thr = other < S->nthreads ? (int)other : -1,
                      .other_line = other_line};
-    const sim_thread *o = &S->threads[other];
-    finding(&in, "%s at shared 0x%x %s thread %u%s (line %d) with no barrier between", insn, addr, how, o->tid,
-            o->rank != me()->rank ? " of a peer block" : "", other_line);
+    char who[96];
+    sim_col_name(other, who, sizeof who);
+    sim_finding(&in, "%s at shared 0x%x %s %s (line %d) with no %s between", insn, addr, how, who, other_line,
+                other < S->nthreads ? "barrier" : "wait that retires it");
 }
 
-/* A read of `size` bytes of block `rank`'s shared memory by the running thread. */
-static void shadow_read(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn)
+/* Thread w fenced the async proxy after its write at clock w_clk, and the
+ * reader's view covers that fence. */
+static int proxy_fenced(unsigned w, uint32_t w_clk, const uint32_t *view)
 {
-    sim_thread *t = me();
+    const sim_thread *o = &S->threads[w];
+    int lo = 0, hi = o->nfences;
+    while (lo < hi) { /* the first fence at or after the write */
+        const int mid = (lo + hi) / 2;
+        if (o->fences[mid] < w_clk)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < o->nfences && o->fences[lo] <= view[w];
+}
+
+static int is_tma_col(unsigned col)
+{
+    return col >= S->col_mbar && col < S->col_wg;
+}
+
+void sim_shadow_read_as(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn,
+                        const uint32_t *view, unsigned col, uint32_t clk, int async)
+{
+    sim_thread *t = sim_me();
     sim_block *b = &S->blocks[rank];
     int reported = 0;
     for (unsigned i = 0; i < size; ++i) {
         shadow *h = &b->sh[addr + i];
         if (!reported) {
-            if (h->flags & SH_PENDING) {
-                finding_in in = {.kind = FATTN_SIMK_ASYNC_UNWAITED,
-                                 .t = t,
-                                 .site = s,
-                                 .space = "shared",
-                                 .addr = addr,
-                                 .size = size,
-                                 .insn = insn,
-                                 .other_thr = h->w_thr,
-                                 .other_line = h->w_line};
-                finding(&in,
-                        "%s at shared 0x%x reads the destination of thread %u's cp.async (line %d) before "
-                        "its wait_group",
-                        insn, addr, S->threads[h->w_thr].tid, h->w_line);
-                reported = 1;
+            finding_in in = {.t = t,
+                             .site = s,
+                             .space = "shared",
+                             .addr = addr,
+                             .size = size,
+                             .insn = insn,
+                             .other_thr = h->w_thr < S->nthreads ? h->w_thr : -1,
+                             .other_line = h->w_line};
+            reported = 1;
+            if ((h->flags & SH_PENDING) && is_tma_col(h->w_thr)) {
+                in.kind = FATTN_SIMK_TMA_UNWAITED;
+                sim_finding(&in,
+                            "%s at shared 0x%x reads the destination of the TMA load at line %d before the "
+                            "mbarrier phase that lands it",
+                            insn, addr, h->w_line);
+            } else if (h->flags & SH_PENDING) {
+                in.kind = FATTN_SIMK_ASYNC_UNWAITED;
+                sim_finding(&in,
+                            "%s at shared 0x%x reads the destination of thread %u's cp.async (line %d) before "
+                            "its wait_group",
+                            insn, addr, S->threads[h->w_thr].tid, h->w_line);
             } else if (!(h->flags & SH_WRITTEN)) {
-                finding_in in = {.kind = FATTN_SIMK_UNINIT_READ,
-                                 .t = t,
-                                 .site = s,
-                                 .space = "shared",
-                                 .addr = addr + i,
-                                 .size = size,
-                                 .insn = insn,
-                                 .other_thr = -1};
-                finding(&in, "%s reads shared 0x%x, which nothing wrote", insn, addr + i);
-                reported = 1;
-            } else if (!ordered(t, h->w_thr, h->w_clk)) {
-                race(FATTN_SIMK_RACE_RAW, s, addr, size, insn, h->w_thr, h->w_line, "reads what was written by");
-                reported = 1;
+                in.kind = FATTN_SIMK_UNINIT_READ;
+                in.addr = addr + i;
+                in.other_line = 0;
+                sim_finding(&in, "%s reads shared 0x%x, which nothing wrote", insn, addr + i);
+            } else if (h->w_clk > view[h->w_thr] && is_tma_col(h->w_thr)) {
+                in.kind = FATTN_SIMK_TMA_UNWAITED;
+                sim_finding(&in,
+                            "%s at shared 0x%x reads what the TMA load at line %d wrote without a wait on the "
+                            "mbarrier phase that covers it",
+                            insn, addr, h->w_line);
+            } else if (h->w_clk > view[h->w_thr]) {
+                sim_race(FATTN_SIMK_RACE_RAW, s, addr, size, insn, h->w_thr, h->w_line, "reads what was written by");
+            } else if (async && h->w_thr < S->nthreads && !proxy_fenced(h->w_thr, h->w_clk, view)) {
+                in.kind = FATTN_SIMK_PROXY_UNFENCED;
+                sim_finding(&in,
+                            "%s (async proxy) at shared 0x%x reads what thread %u wrote at line %d with no "
+                            "fence.proxy.async of its between",
+                            insn, addr, S->threads[h->w_thr].tid, h->w_line);
+            } else {
+                reported = 0;
             }
         }
-        if ((h->flags & SH_READ) && h->r_thr != t->gtid && !ordered(t, h->r_thr, h->r_clk)) {
+        if ((h->flags & SH_READ) && h->r_thr != col && h->r_clk > view[h->r_thr]) {
             h->flags |= SH_RMULTI;
             continue;
         }
         h->flags = (uint8_t)((h->flags | SH_READ) & ~SH_RMULTI);
-        h->r_thr = (uint16_t)t->gtid, h->r_line = (uint16_t)s->line;
-        h->r_clk = now(t);
+        h->r_thr = (uint16_t)col, h->r_line = (uint16_t)s->line;
+        h->r_clk = clk;
     }
 }
 
-/* A write (or the start of a cp.async, pending) by the running thread. */
-static void shadow_write(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn,
-                         int pending)
+/* A read of `size` bytes of block `rank`'s shared memory by the running thread. */
+void sim_shadow_read(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
+    sim_shadow_read_as(s, rank, addr, size, insn, sim_clock_of(t->gtid), t->gtid, sim_now(t), 0);
+}
+
+/* A write (or the start of a cp.async, pending) by the running thread. */
+void sim_shadow_write(const fattn_sim_site *s, unsigned rank, uint32_t addr, unsigned size, const char *insn,
+                      int pending)
+{
+    sim_thread *t = sim_me();
     sim_block *b = &S->blocks[rank];
     int reported = 0;
     for (unsigned i = 0; i < size; ++i) {
         shadow *h = &b->sh[addr + i];
         if (!reported) {
             if ((h->flags & SH_PENDING) && h->w_thr != t->gtid) {
-                race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line,
-                     "overwrites the in-flight cp.async of");
+                sim_race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line,
+                         is_tma_col(h->w_thr) ? "overwrites the destination of"
+                                              : "overwrites the in-flight cp.async of");
                 reported = 1;
-            } else if ((h->flags & SH_WRITTEN) && !ordered(t, h->w_thr, h->w_clk)) {
-                race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line, "overwrites what was written by");
+            } else if ((h->flags & SH_WRITTEN) && !sim_ordered(t, h->w_thr, h->w_clk)) {
+                sim_race(FATTN_SIMK_RACE_WAW, s, addr, size, insn, h->w_thr, h->w_line,
+                         "overwrites what was written by");
                 reported = 1;
             } else if ((h->flags & SH_READ) && (h->r_thr != t->gtid || (h->flags & SH_RMULTI))
-                       && !ordered(t, h->r_thr, h->r_clk)) {
-                race(FATTN_SIMK_RACE_WAR, s, addr, size, insn, h->r_thr, h->r_line, "overwrites what was read by");
+                       && !sim_ordered(t, h->r_thr, h->r_clk)) {
+                sim_race(FATTN_SIMK_RACE_WAR, s, addr, size, insn, h->r_thr, h->r_line, "overwrites what was read by");
                 reported = 1;
             }
         }
         h->flags = (uint8_t)(pending ? h->flags | SH_PENDING : (h->flags | SH_WRITTEN) & ~SH_PENDING);
         h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)s->line;
-        h->w_clk = now(t);
+        h->w_clk = sim_now(t);
     }
 }
 
@@ -463,9 +418,10 @@ static int acc_cmp(const void *a, const void *b)
 
 /* The warp synchronized: every lane's accesses since the last time are
  * grouped into instructions (site, occurrence) and their phases measured. */
-static void warp_flush(sim_warp *w)
+void sim_warp_flush(sim_warp *w)
 {
-    qsort(w->acc, (size_t)w->nacc, sizeof *w->acc, acc_cmp);
+    if (w->nacc) /* acc is NULL before a warp's first access */
+        qsort(w->acc, (size_t)w->nacc, sizeof *w->acc, acc_cmp);
     for (int i = 0; i < w->nacc;) {
         int j = i;
         while (j < w->nacc && w->acc[j].site == w->acc[i].site && w->acc[j].occ == w->acc[i].occ)
@@ -498,9 +454,9 @@ static void warp_flush(sim_warp *w)
 
 /* *off: the shared offset of a generic pointer into the running block's
  * shared memory. Returns 0, or -1 (fault recorded) when it is not one. */
-static int smem_offset(const fattn_sim_site *s, const void *p, unsigned size, const char *insn, uint32_t *off)
+int sim_smem_offset(const fattn_sim_site *s, const void *p, unsigned size, const char *insn, uint32_t *off)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     const uint8_t *q = p;
     sim_block *b = &S->blocks[t->rank];
     if (q >= b->smem - GUARD && q < b->smem + S->l->smem_bytes + GUARD) {
@@ -514,7 +470,7 @@ static int smem_offset(const fattn_sim_site *s, const void *p, unsigned size, co
                          .insn = insn,
                          .other_thr = -1};
         if (rel < 0) {
-            finding(&in, "%s at %ld bytes before the block's shared memory", insn, -rel);
+            sim_finding(&in, "%s at %ld bytes before the block's shared memory", insn, -rel);
             return -1;
         }
         *off = (uint32_t)rel;
@@ -529,20 +485,20 @@ static int smem_offset(const fattn_sim_site *s, const void *p, unsigned size, co
                      .other_thr = -1};
     for (unsigned r = 0; r < S->l->cluster; ++r)
         if (r != t->rank && q >= S->blocks[r].smem && q < S->blocks[r].smem + S->l->smem_bytes) {
-            finding(&in, "%s through a generic pointer into block rank %u's shared memory", insn, r);
+            sim_finding(&in, "%s through a generic pointer into block rank %u's shared memory", insn, r);
             return -1;
         }
-    finding(&in, "%s at %p, which is not in the block's shared memory", insn, p);
+    sim_finding(&in, "%s at %p, which is not in the block's shared memory", insn, p);
     return -1;
 }
 
 /* The global buffer holding [p, p + size), checked: NULL when the access
  * faults (recorded). */
-static sim_buf *global_check(const fattn_sim_site *s, const void *p, unsigned size, int write, const char *insn,
-                             uint64_t *off)
+sim_buf *sim_global_check(const fattn_sim_site *s, const void *p, unsigned size, int write, const char *insn,
+                          uint64_t *off)
 {
     const uint8_t *q = p;
-    finding_in in = {.t = me(), .site = s, .space = "global", .size = size, .insn = insn, .other_thr = -1};
+    finding_in in = {.t = sim_me(), .site = s, .space = "global", .size = size, .insn = insn, .other_thr = -1};
     for (int i = 0; i < 4; ++i) {
         sim_buf *b = &S->bufs[i];
         if (q < b->base - GUARD || q >= b->base + b->size + GUARD)
@@ -552,26 +508,26 @@ static sim_buf *global_check(const fattn_sim_site *s, const void *p, unsigned si
         if (rel < 0 || (size_t)rel + size > b->size) {
             in.kind = FATTN_SIMK_GLOBAL_OOB;
             if (rel < 0)
-                finding(&in, "%s at %ld bytes before %s", insn, -rel, b->name);
+                sim_finding(&in, "%s at %ld bytes before %s", insn, -rel, b->name);
             else
-                finding(&in, "%s at %s + %ld, past the end of its %zu bytes", insn, b->name, rel, b->size);
+                sim_finding(&in, "%s at %s + %ld, past the end of its %zu bytes", insn, b->name, rel, b->size);
             return NULL;
         }
         if ((uintptr_t)q % size) {
             in.kind = FATTN_SIMK_MISALIGNED;
-            finding(&in, "%s at %s + %ld is not %u-byte aligned", insn, b->name, rel, size);
+            sim_finding(&in, "%s at %s + %ld is not %u-byte aligned", insn, b->name, rel, size);
             return NULL;
         }
         if (write && !b->writable) {
             in.kind = FATTN_SIMK_INPUT_WRITE;
-            finding(&in, "%s writes the input %s at %s + %ld", insn, b->name, b->name, rel);
+            sim_finding(&in, "%s writes the input %s at %s + %ld", insn, b->name, b->name, rel);
             return NULL;
         }
         *off = (uint64_t)rel;
         return b;
     }
     in.kind = FATTN_SIMK_GLOBAL_OOB;
-    finding(&in, "%s at %p, outside Q, K, V and O", insn, p);
+    sim_finding(&in, "%s at %p, outside Q, K, V and O", insn, p);
     return NULL;
 }
 
@@ -580,21 +536,36 @@ static void api_load(fattn_sim_site s, int space, const void *p, void *out, unsi
     char insn[48];
     uint64_t off;
     if (space == FATTN_SIM_SHARED) {
-        access_insn(insn, sizeof insn, "ld", "shared", size);
+        sim_access_insn(insn, sizeof insn, "ld", "shared", size);
         uint32_t a;
-        if (smem_offset(&s, p, size, insn, &a) || smem_check(&s, me()->rank, a, size, size, insn)) {
+        if (sim_smem_offset(&s, p, size, insn, &a) || sim_smem_check(&s, sim_me()->rank, a, size, size, insn)) {
             memset(out, 0xff, size);
             return;
         }
-        shadow_read(&s, me()->rank, a, size, insn);
-        note_access(me(), s.line, "ld.shared", a, size);
-        memcpy(out, S->blocks[me()->rank].smem + a, size);
+        sim_shadow_read(&s, sim_me()->rank, a, size, insn);
+        note_access(sim_me(), s.line, "ld.shared", a, size);
+        memcpy(out, S->blocks[sim_me()->rank].smem + a, size);
     } else {
-        access_insn(insn, sizeof insn, "ld", "global", size);
-        if (global_check(&s, p, size, 0, insn, &off))
+        sim_access_insn(insn, sizeof insn, "ld", "global", size);
+        if (sim_global_check(&s, p, size, 0, insn, &off))
             memcpy(out, p, size);
         else
             memset(out, 0xff, size);
+    }
+}
+
+/* A store of a wgmma accumulator still in flight (its poison): the read
+ * before the wait_group that the simulator can see. */
+static void poison_store(const fattn_sim_site *s, const void *in, unsigned size, const char *insn)
+{
+    for (unsigned i = 0; i + 4 <= size; i += 4) {
+        uint32_t u;
+        memcpy(&u, (const uint8_t *)in + i, 4);
+        if (u == SIM_POISON_BITS) {
+            finding_in f = {.kind = FATTN_SIMK_WGMMA_EARLY, .t = sim_me(), .site = s, .insn = insn, .other_thr = -1};
+            sim_finding(&f, "%s stores a wgmma accumulator before the wait_group that retires its wgmma", insn);
+            return;
+        }
     }
 }
 
@@ -602,17 +573,18 @@ static void api_store(fattn_sim_site s, int space, void *p, const void *in, unsi
 {
     char insn[48];
     uint64_t off;
+    poison_store(&s, in, size, space == FATTN_SIM_SHARED ? "st.shared" : "st.global");
     if (space == FATTN_SIM_SHARED) {
-        access_insn(insn, sizeof insn, "st", "shared", size);
+        sim_access_insn(insn, sizeof insn, "st", "shared", size);
         uint32_t a;
-        if (smem_offset(&s, p, size, insn, &a) || smem_check(&s, me()->rank, a, size, size, insn))
+        if (sim_smem_offset(&s, p, size, insn, &a) || sim_smem_check(&s, sim_me()->rank, a, size, size, insn))
             return;
-        shadow_write(&s, me()->rank, a, size, insn, 0);
-        note_access(me(), s.line, "st.shared", a, size);
-        memcpy(S->blocks[me()->rank].smem + a, in, size);
+        sim_shadow_write(&s, sim_me()->rank, a, size, insn, 0);
+        note_access(sim_me(), s.line, "st.shared", a, size);
+        memcpy(S->blocks[sim_me()->rank].smem + a, in, size);
     } else {
-        access_insn(insn, sizeof insn, "st", "global", size);
-        if (global_check(&s, p, size, 1, insn, &off))
+        sim_access_insn(insn, sizeof insn, "st", "global", size);
+        if (sim_global_check(&s, p, size, 1, insn, &off))
             memcpy(p, in, size);
     }
 }
@@ -620,7 +592,7 @@ static void api_store(fattn_sim_site s, int space, void *p, const void *in, unsi
 static unsigned api_smem_addr(fattn_sim_site s, const void *p)
 {
     uint32_t a = 0;
-    smem_offset(&s, p, 0, "cvta.to.shared", &a);
+    sim_smem_offset(&s, p, 0, "cvta.to.shared", &a);
     return a;
 }
 
@@ -636,7 +608,7 @@ static int barrier_arrive(sim_thread *t, fattn_sim_site s, unsigned *count, fatt
     if (*count && site->line != s.line) {
         finding_in in = {
             .kind = FATTN_SIMK_DIVERGENT, .t = t, .site = &s, .insn = insn, .other_thr = -1, .other_line = site->line};
-        finding(&in, "%s reached at line %d while %s wait at line %d", name, s.line, others, site->line);
+        sim_finding(&in, "%s reached at line %d while %s wait at line %d", name, s.line, others, site->line);
     }
     *site = s;
     t->wait_site = s;
@@ -657,34 +629,34 @@ static void barrier_release(unsigned first, unsigned n, int wait)
         if (S->threads[i].state == wait)
             S->threads[i].state = T_RUN;
     for (unsigned w = first / 32; w < (first + n) / 32; ++w)
-        warp_flush(&S->warps[w]);
+        sim_warp_flush(&S->warps[w]);
 }
 
 static void api_syncthreads(fattn_sim_site s)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     sim_block *b = &S->blocks[t->rank];
     if (!barrier_arrive(t, s, &b->bar_count, &b->bar_site, S->l->threads, T_BAR, "bar.sync 0", "__syncthreads",
                         "other threads of the block"))
         return;
-    vc_barrier(t->rank * S->l->threads, S->l->threads);
+    sim_vc_barrier(t->rank * S->l->threads, S->l->threads);
     barrier_release(t->rank * S->l->threads, S->l->threads, T_BAR);
 }
 
 static void api_cluster_sync(fattn_sim_site s)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     if (!barrier_arrive(t, s, &S->cluster_count, &S->cluster_site, S->nthreads, T_CLUSTER, "barrier.cluster",
                         "cluster barrier", "other threads"))
         return;
-    vc_barrier(0, S->nthreads);
+    sim_vc_barrier(0, S->nthreads);
     barrier_release(0, S->nthreads, T_CLUSTER);
 }
 
 static unsigned api_cluster_rank(fattn_sim_site s)
 {
     (void)s;
-    return me()->rank;
+    return sim_me()->rank;
 }
 
 /* ---- warp collectives ---- */
@@ -709,7 +681,7 @@ static void exec_ldmatrix(sim_warp *w, unsigned first_tid, unsigned rank)
     for (int l = 0; l < 32; ++l) {
         addr[l] = w->args[l].addr;
         S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l]; /* the lane the row belongs to */
-        bad |= smem_check(&w->site, rank, addr[l], 16, 16, insn);
+        bad |= sim_smem_check(&w->site, rank, addr[l], 16, 16, insn);
     }
     if (bad) { /* not executed: the registers keep what they held */
         S->cur = self;
@@ -717,7 +689,7 @@ static void exec_ldmatrix(sim_warp *w, unsigned first_tid, unsigned rank)
     }
     for (int l = 0; l < 32; ++l) {
         S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l];
-        shadow_read(&w->site, rank, addr[l], 16, insn);
+        sim_shadow_read(&w->site, rank, addr[l], 16, insn);
     }
     S->cur = self;
     fattn_sim_fault f;
@@ -758,8 +730,8 @@ static void exec_shfl(sim_warp *w, unsigned first_tid, unsigned rank)
             S->cur = &S->threads[rank * S->l->threads + first_tid + (unsigned)l];
             finding_in in = {
                 .kind = FATTN_SIMK_DIVERGENT, .t = S->cur, .site = &w->site, .insn = "shfl.sync.bfly", .other_thr = -1};
-            finding(&in, "shfl.sync with membermask 0x%x and lane mask %d (lane 0: 0x%x, %d)", w->args[l].mask,
-                    w->args[l].lanemask, w->args[0].mask, w->args[0].lanemask);
+            sim_finding(&in, "shfl.sync with membermask 0x%x and lane mask %d (lane 0: 0x%x, %d)", w->args[l].mask,
+                        w->args[l].lanemask, w->args[0].mask, w->args[0].lanemask);
         }
     }
     fattn_sim_fault f;
@@ -780,8 +752,8 @@ static void collective(sim_thread *t, const fattn_sim_site *s, int op, int trans
                          .insn = op_name(op, trans),
                          .other_thr = -1,
                          .other_line = w->site.line};
-        finding(&in, "%s reached while other lanes of the warp wait at %s (line %d)", op_name(op, trans),
-                op_name(w->op, w->trans), w->site.line);
+        sim_finding(&in, "%s reached while other lanes of the warp wait at %s (line %d)", op_name(op, trans),
+                    op_name(w->op, w->trans), w->site.line);
     }
     w->op = op, w->site = *s, w->trans = trans;
     w->arrived |= 1u << t->lane;
@@ -803,12 +775,12 @@ static void collective(sim_thread *t, const fattn_sim_site *s, int op, int trans
     w->op = OP_NONE;
     for (unsigned l = 0; l < 32; ++l)
         S->threads[t->rank * S->l->threads + first + l].state = T_RUN;
-    warp_flush(w);
+    sim_warp_flush(w);
 }
 
 static void api_ldmatrix_x4(fattn_sim_site s, unsigned r[4], unsigned addr, int trans)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     t->warp->args[t->lane].r = r;
     t->warp->args[t->lane].addr = addr;
     collective(t, &s, OP_LDMATRIX, trans);
@@ -816,7 +788,7 @@ static void api_ldmatrix_x4(fattn_sim_site s, unsigned r[4], unsigned addr, int 
 
 static void api_mma_16816(fattn_sim_site s, float d[4], const unsigned a[4], unsigned b0, unsigned b1)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     lane_args *la = &t->warp->args[t->lane];
     la->d = d, la->a = a, la->b0 = b0, la->b1 = b1;
     collective(t, &s, OP_MMA, 0);
@@ -824,7 +796,7 @@ static void api_mma_16816(fattn_sim_site s, float d[4], const unsigned a[4], uns
 
 static unsigned api_shfl_xor(fattn_sim_site s, unsigned mask, unsigned v, int lanemask)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     lane_args *la = &t->warp->args[t->lane];
     la->mask = mask, la->v = v, la->lanemask = lanemask;
     collective(t, &s, OP_SHFL, 0);
@@ -835,14 +807,14 @@ static unsigned api_shfl_xor(fattn_sim_site s, unsigned mask, unsigned v, int la
 
 static void api_cp_async(fattn_sim_site s, unsigned dst, const void *src, unsigned size, unsigned src_size)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     char insn[48];
     uint64_t off;
     snprintf(insn, sizeof insn, "cp.async.%s %u", size == 16 ? "cg" : "ca", size);
-    if (smem_check(&s, t->rank, dst, size, size, insn))
+    if (sim_smem_check(&s, t->rank, dst, size, size, insn))
         return;
     /* The source is aligned to the copy's size, and inside its buffer when read. */
-    if (src_size && !global_check(&s, src, size, 0, insn, &off))
+    if (src_size && !sim_global_check(&s, src, size, 0, insn, &off))
         return;
     if ((uintptr_t)src % size) {
         finding_in in = {.kind = FATTN_SIMK_MISALIGNED,
@@ -852,10 +824,10 @@ static void api_cp_async(fattn_sim_site s, unsigned dst, const void *src, unsign
                          .size = size,
                          .insn = insn,
                          .other_thr = -1};
-        finding(&in, "%s source %p is not %u-byte aligned", insn, src, size);
+        sim_finding(&in, "%s source %p is not %u-byte aligned", insn, src, size);
         return;
     }
-    shadow_write(&s, t->rank, dst, size, insn, 1);
+    sim_shadow_write(&s, t->rank, dst, size, insn, 1);
     note_access(t, s.line, "cp.async", dst, size);
     if (t->ncopies == t->cap_copies) {
         int cap = t->cap_copies ? 2 * t->cap_copies : 64;
@@ -871,7 +843,7 @@ static void api_cp_async(fattn_sim_site s, unsigned dst, const void *src, unsign
 
 static void api_cp_async_commit(fattn_sim_site s)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     (void)s;
     for (int i = 0; i < t->ncopies; ++i)
         if (t->copies[i].group < 0)
@@ -893,7 +865,7 @@ static void retire(sim_thread *t, int keep_from, int all)
                 shadow *h = &b->sh[c->dst + k];
                 h->flags = (uint8_t)((h->flags | SH_WRITTEN) & ~SH_PENDING);
                 h->w_thr = (uint16_t)t->gtid, h->w_line = (uint16_t)c->line;
-                h->w_clk = now(t);
+                h->w_clk = sim_now(t);
             }
         } else {
             t->copies[n++] = *c;
@@ -905,7 +877,7 @@ static void retire(sim_thread *t, int keep_from, int all)
 static void api_cp_async_wait(fattn_sim_site s, int n)
 {
     (void)s;
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     retire(t, t->groups - n, 0);
 }
 
@@ -915,30 +887,30 @@ static unsigned api_cluster_map(fattn_sim_site s, unsigned addr, unsigned rank)
 {
     if (rank >= S->l->cluster) {
         finding_in in = {.kind = FATTN_SIMK_SHARED_OOB,
-                         .t = me(),
+                         .t = sim_me(),
                          .site = &s,
                          .space = "shared",
                          .addr = addr,
                          .insn = "mapa.shared::cluster",
                          .other_thr = -1};
-        finding(&in, "mapa to block rank %u of a cluster of %u", rank, S->l->cluster);
-        rank = me()->rank;
+        sim_finding(&in, "mapa to block rank %u of a cluster of %u", rank, S->l->cluster);
+        rank = sim_me()->rank;
     }
     return ((rank + 1u) << CLUSTER_SHIFT) | (addr & ((1u << CLUSTER_SHIFT) - 1u));
 }
 
 static void api_ld_cluster(fattn_sim_site s, unsigned addr, void *out, unsigned size)
 {
-    sim_thread *t = me();
+    sim_thread *t = sim_me();
     char insn[48];
     snprintf(insn, sizeof insn, "ld.shared::cluster.%s", size == 16 ? "v4.f32" : "f32");
     unsigned rank = addr >> CLUSTER_SHIFT ? (addr >> CLUSTER_SHIFT) - 1u : t->rank;
     uint32_t off = addr & ((1u << CLUSTER_SHIFT) - 1u);
-    if (smem_check(&s, rank, off, size, size, insn)) {
+    if (sim_smem_check(&s, rank, off, size, size, insn)) {
         memset(out, 0xff, size);
         return;
     }
-    shadow_read(&s, rank, off, size, insn);
+    sim_shadow_read(&s, rank, off, size, insn);
     memcpy(out, S->blocks[rank].smem + off, size);
 }
 
@@ -958,6 +930,21 @@ static const fattn_sim_api api = {
     .cluster_sync = api_cluster_sync,
     .cluster_map = api_cluster_map,
     .ld_cluster = api_ld_cluster,
+    .wgmma_fence = sim_api_wgmma_fence,
+    .wgmma_commit = sim_api_wgmma_commit,
+    .wgmma_wait = sim_api_wgmma_wait,
+    .wgmma = sim_api_wgmma,
+    .mbar_init = sim_api_mbar_init,
+    .mbar_arrive = sim_api_mbar_arrive,
+    .mbar_try_wait = sim_api_mbar_try_wait,
+    .fence_proxy_async = sim_api_fence_proxy_async,
+    .fence_mbarrier_init = sim_api_fence_mbarrier_init,
+    .tma_load = sim_api_tma_load,
+    .tma_store = sim_api_tma_store,
+    .bulk_commit = sim_api_bulk_commit,
+    .bulk_wait_read = sim_api_bulk_wait_read,
+    .bar_named = sim_api_bar_named,
+    .setmaxnreg = sim_api_setmaxnreg,
 };
 
 /* ---- the launch ---- */
@@ -994,6 +981,8 @@ static void deadlock(void)
             waiter = t;
     }
     finding_in in = {.t = waiter, .site = &waiter->wait_site, .other_thr = gone ? (int)gone->gtid : -1};
+    if (sim_hopper_deadlock(waiter))
+        return;
     if (waiter->state == T_WARP) {
         sim_warp *w = waiter->warp;
         int missing = -1;
@@ -1005,28 +994,28 @@ static void deadlock(void)
         in.insn = op_name(w->op, w->trans);
         in.other_thr = (int)m->gtid;
         in.other_line = m->state == T_DONE ? 0 : m->wait_site.line;
-        finding(&in, "%s waits for lane %d, which %s", in.insn, missing,
-                m->state == T_DONE  ? "has exited"
-                : m->state == T_BAR ? "waits at __syncthreads"
-                                    : "waits at another instruction");
+        sim_finding(&in, "%s waits for lane %d, which %s", in.insn, missing,
+                    m->state == T_DONE  ? "has exited"
+                    : m->state == T_BAR ? "waits at __syncthreads"
+                                        : "waits at another instruction");
         return;
     }
     in.kind = FATTN_SIMK_DEADLOCK;
     in.insn = waiter->state == T_BAR ? "bar.sync 0" : "barrier.cluster";
     if (gone)
-        finding(&in, "thread %u waits at %s, which thread %u will never reach: it has exited", waiter->tid,
-                state_name(waiter->state), gone->tid);
+        sim_finding(&in, "thread %u waits at %s, which thread %u will never reach: it has exited", waiter->tid,
+                    state_name(waiter->state), gone->tid);
     else
-        finding(&in, "thread %u waits at %s forever", waiter->tid, state_name(waiter->state));
+        sim_finding(&in, "thread %u waits at %s forever", waiter->tid, state_name(waiter->state));
 }
 
 static int run_cluster(unsigned cx, unsigned by, unsigned bz)
 {
     const fattn_sim_launch *l = S->l;
     S->cluster_count = 0;
-    memset(S->vc, 0, (size_t)S->nthreads * S->nthreads * sizeof *S->vc);
+    memset(S->vc, 0, (size_t)S->nthreads * S->ncols * sizeof *S->vc);
     for (unsigned i = 0; i < S->nthreads; ++i)
-        clock_of(i)[i] = 1;
+        sim_clock_of(i)[i] = 1;
     for (unsigned r = 0; r < l->cluster; ++r) {
         sim_block *b = &S->blocks[r];
         memset(b->smem, 0xff, l->smem_bytes);
@@ -1053,9 +1042,13 @@ static int run_cluster(unsigned cx, unsigned by, unsigned bz)
         t->state = T_RUN;
         t->ncopies = 0;
         t->groups = 0;
+        t->nfences = t->nbulk = 0;
+        t->wg_fenced = t->wg_groups = t->bulk_groups = 0;
+        t->bulk_agent = -1;
         t->fiber = fattn_fiber_at(S->pool, (int)i);
         fattn_fiber_start(t->fiber, thread_main, t);
     }
+    sim_hopper_reset();
     S->rep->blocks += l->cluster;
     for (;;) {
         int ran = 0, live = 0;
@@ -1083,7 +1076,7 @@ static int run_cluster(unsigned cx, unsigned by, unsigned bz)
         }
     }
     for (unsigned i = 0; i < S->nthreads / 32; ++i)
-        warp_flush(&S->warps[i]);
+        sim_warp_flush(&S->warps[i]);
     return 0;
 }
 
@@ -1106,6 +1099,7 @@ static void release(sim *s)
             free(s->blocks[r].alloc);
             free(s->blocks[r].sh);
         }
+    sim_hopper_free(s);
     if (s->threads)
         for (unsigned i = 0; i < s->nthreads; ++i)
             free(s->threads[i].copies);
@@ -1113,6 +1107,8 @@ static void release(sim *s)
         for (unsigned i = 0; i < s->nthreads / 32; ++i)
             free(s->warps[i].acc);
     free(s->vc);
+    free(s->tmaps);
+    free(s->wgs);
     free(s->blocks);
     free(s->threads);
     free(s->warps);
@@ -1135,11 +1131,21 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
                                l->grid[0] / l->cluster);
     const size_t elems = (size_t)l->batch * l->heads * l->seqlen * l->head_dim, bytes = elems * 2;
     s.nthreads = l->threads * l->cluster;
+    s.nwg = l->cluster * ((l->threads + 127) / 128);
+    s.col_mbar = s.nthreads;
+    s.col_wg = s.col_mbar + (l->sm90 ? l->cluster * SIM_MBARS : 0);
+    s.col_bulk = s.col_wg + (l->sm90 ? s.nwg : 0);
+    s.ncols = s.col_bulk + (l->sm90 ? l->cluster * SIM_BULK_AGENTS : 0);
+    s.regs = l->regs ? l->regs : 65536 / l->threads / 8 * 8;
+    if (s.regs > 256)
+        s.regs = 256;
     s.threads = calloc(s.nthreads, sizeof *s.threads);
     s.warps = calloc(s.nthreads / 32, sizeof *s.warps);
     s.blocks = calloc(l->cluster, sizeof *s.blocks);
-    s.vc = calloc((size_t)s.nthreads * s.nthreads, sizeof *s.vc);
-    int bad = !s.threads || !s.warps || !s.blocks || !s.vc;
+    s.wgs = calloc(s.nwg, sizeof *s.wgs);
+    s.vc = calloc((size_t)s.nthreads * s.ncols, sizeof *s.vc);
+    s.tmaps = calloc(l->ntmaps ? l->ntmaps : 1, sizeof *s.tmaps);
+    int bad = !s.threads || !s.warps || !s.blocks || !s.wgs || !s.vc || !s.tmaps;
     for (unsigned r = 0; !bad && r < l->cluster; ++r) {
         sim_block *b = &s.blocks[r];
         b->alloc = aligned_alloc(128, ((size_t)l->smem_bytes + 2 * (size_t)GUARD + 127) / 128 * 128);
@@ -1162,6 +1168,35 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     memcpy(s.bufs[1].base, l->k, bytes);
     memcpy(s.bufs[2].base, l->v, bytes);
     memcpy(s.bufs[3].base, l->o, bytes);
+    /* The tensor maps, moved onto the simulator's buffers, into the kernel's slots. */
+    if (l->ntmaps > l->tmap_slots || (l->ntmaps && !l->tmap_slot)) {
+        release(&s);
+        return fattn_error(FATTN_EFAIL, "simulator: %u tensor maps for a kernel with %u fattn_tmaps slots", l->ntmaps,
+                           l->tmap_slot ? l->tmap_slots : 0);
+    }
+    const uint16_t *user[4] = {l->q, l->k, l->v, l->o};
+    for (unsigned i = 0; i < l->ntmaps; ++i) {
+        int b = 0;
+        while (b < 4
+               && !((const uint8_t *)l->tmaps[i].base >= (const uint8_t *)user[b]
+                    && (const uint8_t *)l->tmaps[i].base < (const uint8_t *)user[b] + bytes))
+            ++b;
+        if (b == 4) {
+            release(&s);
+            return fattn_error(FATTN_EFAIL, "simulator: tensor map %u is based in none of Q, K, V and O", i);
+        }
+        uint64_t end = 2;
+        for (unsigned d = 0; d < l->tmaps[i].rank; ++d)
+            end += (l->tmaps[i].dim[d] - 1) * (d ? l->tmaps[i].stride[d - 1] : 2);
+        if ((const uint8_t *)l->tmaps[i].base - (const uint8_t *)user[b] + end > bytes) {
+            release(&s);
+            return fattn_error(FATTN_EFAIL, "simulator: tensor map %u reaches past the end of %s", i, s.bufs[b].name);
+        }
+        s.tmaps[i] = l->tmaps[i];
+        s.tmaps[i].base = s.bufs[b].base + ((const uint8_t *)l->tmaps[i].base - (const uint8_t *)user[b]);
+        memset((uint8_t *)l->tmap_slot + 128 * i, 0, 128);
+        memcpy((uint8_t *)l->tmap_slot + 128 * i, &s.tmaps[i], sizeof s.tmaps[i]);
+    }
     *l->api_slot = &api;
     S = &s;
     for (unsigned z = 0; z < l->grid[2] && !s.stop && !s.faulted; ++z)

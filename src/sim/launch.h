@@ -8,16 +8,30 @@
  * executed:
  *   - faults the hardware would raise end the launch: misaligned accesses
  *     (ldmatrix rows to 16 bytes, cp.async to its size, vector loads and
- *     stores to theirs), shared memory outside the launch's dynamic shared
- *     memory, global memory outside the exact Q, K, V and O buffers, writes
- *     to Q, K or V, warp collectives the warp does not reach together, and
- *     deadlock (threads waiting on a barrier others never reach);
+ *     stores to theirs, wgmma descriptors off their swizzle repeat, TMA
+ *     boxes off their alignment), shared memory outside the launch's
+ *     dynamic shared memory, global memory outside the exact Q, K, V and O
+ *     buffers (a TMA box wholly outside its tensor), writes to Q, K or V,
+ *     operands an instruction does not take (an mbarrier nothing
+ *     initialized, a tensor map not the launch's, a named barrier's id or
+ *     count, setmaxnreg against the warpgroup's registers), warp and
+ *     warpgroup collectives not reached together (a wgmma or setmaxnreg by
+ *     other than the four warps of a warpgroup, or with different operands),
+ *     and deadlock (threads waiting on a barrier others never reach, an
+ *     mbarrier phase that never completes, a named barrier whose count
+ *     never arrives, a setmaxnreg.inc the block's registers never hold);
  *   - hazards, which the hardware would not report but which make the
  *     result depend on timing, are recorded and the launch goes on: shared-
  *     memory races between threads with no barrier between them (read after
  *     write, write after read, write after write; ldmatrix rows and DSMEM
  *     loads count), reading a cp.async destination before its wait_group,
- *     and reading shared memory nothing wrote.
+ *     reading shared memory nothing wrote, reading a TMA load's
+ *     destination before observing the mbarrier phase that lands it, the
+ *     async proxy (wgmma operands, TMA store sources) reading generic writes
+ *     no fence.proxy.async of their writer ordered, a wgmma issued with no
+ *     wgmma.fence since the thread's last wait_group, and accumulators
+ *     written (or stored) between their wgmma and the wait_group that
+ *     retires it (wgmma_early_access: on the GPU ptxas serializes).
  * Each finding names the block, the thread, the address, the instruction and
  * the kernel source line (and for a race, the other thread and its line).
  *
@@ -25,10 +39,18 @@
  * thread retires its group (src-size 0 zero-fills), as if written by that
  * thread at that moment. Order is happens-before, kept as a vector clock per
  * thread: program order within a thread, and a barrier (__syncthreads over
- * the block, barrier.cluster over the cluster) orders everything its
- * threads did before it before everything they do after; two accesses to a
- * byte that are not so ordered, one a write, race. Uninitialized shared
- * memory holds 0xff bytes (fp16 NaN).
+ * the block, barrier.cluster over the cluster, a named barrier over the
+ * threads that take part) orders everything its threads did before it
+ * before everything they do after; an mbarrier arrive is a release, a
+ * try_wait that observes the phase complete an acquire of the phase's
+ * arrivals. Asynchronous agents have clock columns of their own (sim/
+ * hopper.c): a TMA load's bytes land, in address order, once the phase's
+ * arrivals are in and as far as its transaction count goes, ordered for
+ * whoever acquires that phase; a wgmma reads its operands until a
+ * wait_group retires it, and its accumulators hold a NaN until then; a TMA
+ * store reads its source until its thread's wait_group.read. Two accesses
+ * to a byte that are not so ordered, one a write, race. Uninitialized
+ * shared memory holds 0xff bytes (fp16 NaN).
  *
  * The launch also measures shared-memory wavefronts per warp instruction and
  * source line: the lanes' accesses of one instruction (between two points
@@ -43,12 +65,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/tmap.h"
+
 /* Findings, in the order of the verdict names (fattn_sim_kind_name()). */
 enum fattn_sim_kind {
     FATTN_SIMK_MISALIGNED,
     FATTN_SIMK_SHARED_OOB,
     FATTN_SIMK_GLOBAL_OOB,
     FATTN_SIMK_INPUT_WRITE,
+    FATTN_SIMK_INVALID_OPERAND,
     FATTN_SIMK_DIVERGENT,
     FATTN_SIMK_DEADLOCK,
     FATTN_SIMK_RACE_RAW,
@@ -56,6 +81,10 @@ enum fattn_sim_kind {
     FATTN_SIMK_RACE_WAW,
     FATTN_SIMK_ASYNC_UNWAITED,
     FATTN_SIMK_UNINIT_READ,
+    FATTN_SIMK_TMA_UNWAITED,
+    FATTN_SIMK_PROXY_UNFENCED,
+    FATTN_SIMK_WGMMA_UNFENCED,
+    FATTN_SIMK_WGMMA_EARLY,
     FATTN_SIMK_KINDS,
 };
 
@@ -127,6 +156,21 @@ typedef struct fattn_sim_launch {
     /* The clusters along x to run (each in every y, z), in this order; NULL: all. */
     const unsigned *clusters_x;
     size_t nclusters_x;
+    /* Registers per thread the launch allocates (setmaxnreg's pool is
+     * regs * threads); 0: what __launch_bounds__(threads, 1) gives,
+     * 65536 / threads rounded down to a multiple of 8, at most 256. */
+    unsigned regs;
+    /* The kernel uses kernels/fattn_prim_sm90.h (fattn_sim_kernel.sm90):
+     * without it the Hopper calls cannot come, and the vector clocks keep
+     * no columns for their agents. */
+    int sm90;
+    /* TMA: the tensor maps, each based in q, k, v or o (the simulator moves
+     * them onto its own copies), copied into the kernel's fattn_tensormap
+     * slots at tmap_slot (the host build's fattn_tmaps). */
+    const fattn_tmap *tmaps;
+    unsigned ntmaps;
+    void *tmap_slot;
+    unsigned tmap_slots;
 } fattn_sim_launch;
 
 /* Runs the launch; *rep gets the findings and the measured traffic, o the

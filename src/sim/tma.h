@@ -29,4 +29,17 @@
 long fattn_sim_tma_load(const fattn_sim_smem *s, uint32_t dst, const fattn_tmap *m, const int32_t *coord,
                         fattn_sim_fault *f);
 
+/* The checks of a load or store with its box at shared addr, without moving
+ * anything: the box's bytes, or -1 with *f. */
+long fattn_sim_tma_check(const fattn_sim_smem *s, uint32_t addr, const fattn_tmap *m, fattn_sim_fault *f);
+
+/* The TMA store: the box at shared src (laid out as a load would leave it)
+ * into the tensor at coord; elements outside the tensor are not written.
+ * Returns the box's bytes, or -1 with *f as a load. */
+long fattn_sim_tma_store(const fattn_sim_smem *s, uint32_t src, const fattn_tmap *m, const int32_t *coord,
+                         fattn_sim_fault *f);
+
+/* 1 when the box at coord has at least one element inside the tensor. */
+int fattn_sim_tma_box_inside(const fattn_tmap *m, const int32_t *coord);
+
 #endif

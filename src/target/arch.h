@@ -38,10 +38,11 @@ extern const fattn_arch *const fattn_archs[];
 /* The architecture named `name` ("sm_89"), or NULL. */
 const fattn_arch *fattn_arch_find(const char *name);
 
-/* The architecture of compute capability major.minor, or NULL. */
+/* The architecture of compute capability major.minor (the portable one:
+ * sm_90, not sm_90a), or NULL. */
 const fattn_arch *fattn_arch_from_cc(int major, int minor);
 
-/* "sm_80|sm_86|sm_89|sm_90" */
+/* "sm_80|sm_86|sm_89|sm_90|sm_90a" */
 const char *fattn_arch_choices(void);
 
 #endif

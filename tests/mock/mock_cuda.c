@@ -64,6 +64,7 @@ struct CUmod_st {
     int sticky, no_output;
     double us;
     struct CUfunc_st fn[3];
+    unsigned char tmaps[16 * 128];
 };
 
 /* What one launch does, with its arguments' values copied. */
@@ -271,6 +272,20 @@ CUresult cuModuleUnload(CUmodule m)
 {
     NEED_CTX("cuModuleUnload");
     free(m);
+    return CUDA_SUCCESS;
+}
+
+/* A module's globals: fattn_tmaps (the TMA tensor maps of a Hopper kernel),
+ * 16 slots of 128 bytes; no other. */
+CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name)
+{
+    NEED_CTX("cuModuleGetGlobal");
+    if (!m || strcmp(name, "fattn_tmaps"))
+        return CUDA_ERROR_NOT_FOUND;
+    if (dptr)
+        *dptr = (CUdeviceptr)(uintptr_t)m->tmaps;
+    if (bytes)
+        *bytes = sizeof m->tmaps;
     return CUDA_SUCCESS;
 }
 
