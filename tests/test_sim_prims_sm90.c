@@ -394,6 +394,12 @@ static const plant plants[] = {
      "16, FATTN_GMMA_SW128), 0);\n            wgmma_commit();\n            d[1] = 0.0f;\n"
      "            wgmma_wait<0>(d); /* early */",
      13, "wgmma_early_access", "wgmma_wait<0>(d); /* early */"},
+    {"no-barrier-after-init", "        fence_mbarrier_init();\n    }\n    __syncthreads();",
+     "        fence_mbarrier_init();\n    }", 0, "race_raw", "if (mbar_try_wait(bar, parity))"},
+    {"rs-fragment-changed", "16, FATTN_GMMA_SW128), 0);\n            wgmma_commit();\n            wgmma_wait<0>(d);",
+     "16, FATTN_GMMA_SW128), 0);\n            wgmma_commit();\n            a[0] = 0u;\n"
+     "            wgmma_wait<0>(d); /* early */",
+     13, "wgmma_early_access", "wgmma_wait<0>(d); /* early */"},
     {"wrong-swizzle-mode", "fattn_gmma_desc_mn_boxes(base + PT_B, 16, MODE), 0);",
      "(fattn_gmma_desc_mn_boxes(base + PT_B, 16, MODE) & ~(3ull << 62)) | 2ull << 62, 0);", 9, "uninitialized_read",
      "wgmma_ss<N, 0, 1>(d,"},

@@ -193,8 +193,14 @@ static sim_mbar *mbar_find(const fattn_sim_site *s, unsigned addr, const char *i
         return NULL;
     sim_block *b = &S->blocks[t->rank];
     for (int i = 0; i < SIM_MBARS; ++i)
-        if (b->mbar[i].live && b->mbar[i].addr == addr)
+        if (b->mbar[i].live && b->mbar[i].addr == addr) {
+            /* The init (a write of the barrier's word) is ordered before this use. */
+            const shadow *h = &b->sh[addr];
+            if (!sim_ordered(t, h->w_thr, h->w_clk))
+                sim_race(FATTN_SIMK_RACE_RAW, s, addr, 8, insn, h->w_thr, h->w_line,
+                         "uses the mbarrier initialized by");
             return &b->mbar[i];
+        }
     fault(FATTN_SIMK_INVALID_OPERAND, s, insn, addr, "%s on shared 0x%x, which no mbarrier.init initialized", insn,
           addr);
     return NULL;
@@ -205,13 +211,13 @@ static unsigned mbar_col(const sim_thread *t, const sim_mbar *m)
     return S->col_mbar + t->rank * SIM_MBARS + (unsigned)(m - S->blocks[t->rank].mbar);
 }
 
-/* The phase completes: its releases become what a wait on its parity
- * acquires, and the threads waiting on that parity go on. */
+/* The phase completes: the releases into it and every earlier phase become
+ * what a wait on its parity acquires, and the threads waiting on that
+ * parity go on. */
 static void mbar_complete(unsigned rank, sim_mbar *m)
 {
     const unsigned parity = m->phase & 1u;
     memcpy(m->done[parity], m->acc, S->ncols * sizeof *m->acc);
-    memset(m->acc, 0, S->ncols * sizeof *m->acc);
     ++m->phase;
     m->pending = m->count;
     const int slot = (int)(m - S->blocks[rank].mbar);
@@ -252,6 +258,10 @@ static void mbar_progress(unsigned rank, sim_mbar *m)
         if (x->landed == x->bytes) {
             free(x->data);
             memmove(m->tma, m->tma + 1, (size_t)--m->ntma * sizeof *m->tma);
+        } else { /* the rest lands in a later phase: a later operation of the agent */
+            x->seq = ++m->seq;
+            for (uint32_t k = x->landed; k < x->bytes; ++k)
+                b->sh[x->dst + k].w_clk = x->seq;
         }
     }
 }
@@ -416,7 +426,7 @@ static int bulk_col(sim_thread *t)
         int k = 0;
         while (k < SIM_BULK_AGENTS && b->bulk_owner[k])
             ++k;
-        if (k == SIM_BULK_AGENTS) /* shared by two threads: coarser, never wrong the other way */
+        if (k == SIM_BULK_AGENTS) /* shared: its reads stay unretired (bulk_wait_read) */
             k = (int)(t->tid % SIM_BULK_AGENTS);
         else
             b->bulk_owner[k] = t->gtid + 1;
@@ -474,11 +484,18 @@ void sim_api_bulk_wait_read(fattn_sim_site s, int n)
     (void)s;
     sim_thread *t = sim_me();
     int keep = 0;
+    /* A column shared by several threads (more stores than SIM_BULK_AGENTS)
+     * is never advanced: one thread's retiring would cover another's stores
+     * in flight. Writes after such stores then show as races (a false
+     * finding, never a missed one). */
+    const unsigned k = t->nbulk ? (unsigned)t->bulk_agent - S->col_bulk - t->rank * SIM_BULK_AGENTS : 0;
+    const int own = t->nbulk && S->blocks[t->rank].bulk_owner[k] == t->gtid + 1;
     for (int i = 0; i < t->nbulk; ++i) {
         sim_bulk *x = &t->bulk[i];
         if (x->group >= 0 && x->group < t->bulk_groups - n) {
             uint32_t *c = &sim_clock_of(t->gtid)[t->bulk_agent];
-            *c = *c > x->seq ? *c : x->seq;
+            if (own)
+                *c = *c > x->seq ? *c : x->seq;
         } else {
             t->bulk[keep++] = *x;
         }
@@ -587,13 +604,14 @@ static int is_poison(const float *x)
 /* The operand bytes of a wgmma: every element's two bytes, read by the
  * warpgroup's agent as number seq, ordered by the issuing threads' view. */
 static void wgmma_reads(const fattn_sim_site *s, sim_thread *t, uint64_t desc, int mn_major, unsigned mn,
-                        const uint32_t *view, unsigned col, uint32_t seq, const char *insn)
+                        uint32_t *const view[4], unsigned col, uint32_t seq, const char *insn)
 {
     fattn_sim_gmma_desc d;
     fattn_sim_gmma_decode(desc, &d);
     for (unsigned i = 0; i < mn; ++i)
         for (unsigned k = 0; k < 16; ++k)
-            sim_shadow_read_as(s, t->rank, fattn_sim_gmma_addr(&d, mn_major, i, k), 2, insn, view, col, seq, 1);
+            sim_shadow_read_as(s, t->rank, fattn_sim_gmma_addr(&d, mn_major, i, k), 2, insn, view[i * 4 / mn], col, seq,
+                               1);
 }
 
 void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, unsigned long long a_desc,
@@ -614,11 +632,12 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
     w->d[lt] = d;
     if (a)
         memcpy(w->a[lt], a, sizeof w->a[lt]);
+    w->a_ptr[lt] = a;
     if (!t->wg_fenced) {
         finding_in in = {.kind = FATTN_SIMK_WGMMA_UNFENCED, .t = t, .site = &s, .insn = insn, .other_thr = -1};
         sim_finding(&in,
                     "%s issued with no wgmma.fence since the thread last touched its registers (its last "
-                    "wait_group, or the start)",
+                    "commit_group or wait_group, or the start)",
                     insn);
     }
     if (!wg_arrive(t, &s, WG_WGMMA, insn))
@@ -629,10 +648,22 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
         return;
     }
     const unsigned first = wg_first(t), col = wg_col(t), half = n / 2;
-    /* What the issue is ordered after: the join of the four warps' clocks. */
-    uint32_t *view = vec_new();
-    for (unsigned i = first; i < first + 128; ++i)
-        sim_vc_join(view, sim_clock_of(i));
+    /* What the operand reads are ordered after: A's rows 16w .. 16w + 15
+     * (warp w's accumulator rows) what warp w's threads saw, B what every
+     * warp saw (the meet of the four). */
+    uint32_t *wv[4], *bv = vec_new();
+    for (unsigned q = 0; q < 4; ++q) {
+        wv[q] = vec_new();
+        for (unsigned i = first + 32 * q; i < first + 32 * q + 32; ++i)
+            sim_vc_join(wv[q], sim_clock_of(i));
+    }
+    for (unsigned j = 0; j < S->ncols; ++j) {
+        uint32_t lo = wv[0][j];
+        for (unsigned q = 1; q < 4; ++q)
+            lo = wv[q][j] < lo ? wv[q][j] : lo;
+        bv[j] = lo;
+    }
+    uint32_t *const bviews[4] = {bv, bv, bv, bv};
     sim_wgmma x = {.group = -1, .seq = w->seq + 1, .line = s.line, .n = n, .result = malloc(128 * (size_t)half * 4)};
     if (!x.result) {
         fattn_error(FATTN_EFAIL, "simulator: out of memory");
@@ -640,12 +671,16 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
     }
     /* D in: the newest in-flight result on the same registers, else them. */
     float *dp[128];
+    if (w->a_regs) {
+        memcpy(x.a_ptr, w->a_ptr, sizeof x.a_ptr);
+        memcpy(x.a, w->a, sizeof x.a);
+    }
     for (unsigned i = 0; i < 128; ++i) {
         x.d[i] = w->d[i];
         dp[i] = x.result + i * half;
         const float *src = w->d[i];
         for (int k = w->nfly - 1; k >= 0; --k)
-            if (w->fly[k].d[i] == w->d[i] && w->fly[k].n == n) {
+            if (w->fly[k].d[i] == w->d[i] && w->fly[k].n == n && !(w->fly[k].retired[i / 32] >> (i % 32) & 1u)) {
                 src = w->fly[k].result + i * half;
                 break;
             }
@@ -662,7 +697,9 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
                           .scale_d = w->scale_d};
     fattn_sim_fault f;
     if (fattn_sim_wgmma_exec(&sm, &op, dp, &f)) {
-        free(view);
+        for (unsigned q = 0; q < 4; ++q)
+            free(wv[q]);
+        free(bv);
         free(x.result);
         wg_release(t);
         fault_of(&f, &s, insn);
@@ -670,9 +707,11 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
     }
     ++w->seq;
     if (!w->a_regs)
-        wgmma_reads(&s, t, w->a_desc, w->trans_a, 64, view, col, x.seq, insn);
-    wgmma_reads(&s, t, w->b_desc, w->trans_b, n, view, col, x.seq, insn);
-    free(view);
+        wgmma_reads(&s, t, w->a_desc, w->trans_a, 64, wv, col, x.seq, insn);
+    wgmma_reads(&s, t, w->b_desc, w->trans_b, n, bviews, col, x.seq, insn);
+    for (unsigned q = 0; q < 4; ++q)
+        free(wv[q]);
+    free(bv);
     for (unsigned i = 0; i < 128; ++i)
         for (unsigned k = 0; k < half; ++k) {
             const uint32_t p = SIM_POISON_BITS;
@@ -699,6 +738,7 @@ void sim_api_wgmma_commit(fattn_sim_site s)
         if (w->fly[k].group < 0)
             w->fly[k].group = t->wg_groups;
     ++t->wg_groups;
+    t->wg_fenced = 0; /* registers touched before the next wgmma need a fence again */
 }
 
 void sim_api_wgmma_wait(fattn_sim_site s, int n, float *const *acc, const unsigned *size, int nacc)
@@ -729,6 +769,18 @@ void sim_api_wgmma_wait(fattn_sim_site s, int n, float *const *acc, const unsign
             sim_finding(&in,
                         "the accumulators of the wgmma at line %d were written before the wait_group that retires "
                         "it (on the GPU ptxas serializes the wgmma pipeline)",
+                        x->line);
+        }
+        if (x->a_ptr[lt] && memcmp(x->a_ptr[lt], x->a[lt], sizeof x->a[lt])) {
+            finding_in in = {.kind = FATTN_SIMK_WGMMA_EARLY,
+                             .t = t,
+                             .site = &s,
+                             .insn = "wgmma.wait_group",
+                             .other_thr = -1,
+                             .other_line = x->line};
+            sim_finding(&in,
+                        "the A fragment (registers) of the wgmma at line %d changed before the wait_group that "
+                        "retires it",
                         x->line);
         }
         int named = 0;

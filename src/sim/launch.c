@@ -226,7 +226,10 @@ void sim_race(int kind, const fattn_sim_site *s, unsigned addr, unsigned size, c
     char who[96];
     sim_col_name(other, who, sizeof who);
     sim_finding(&in, "%s at shared 0x%x %s %s (line %d) with no %s between", insn, addr, how, who, other_line,
-                other < S->nthreads ? "barrier" : "wait that retires it");
+                other < S->nthreads   ? "barrier"
+                : other < S->col_wg   ? "wait on the mbarrier phase that lands it"
+                : other < S->col_bulk ? "wait_group that retires it"
+                                      : "wait_group.read that retires it");
 }
 
 /* Thread w fenced the async proxy after its write at clock w_clk, and the

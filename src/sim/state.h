@@ -52,7 +52,7 @@ typedef struct sim_thread {
     /* Hopper: this thread's own clock at each fence.proxy.async (ascending) */
     uint32_t *fences;
     int nfences, cap_fences;
-    int wg_fenced;         /* a wgmma.fence since its last wgmma.wait_group */
+    int wg_fenced;         /* a wgmma.fence since its last wgmma.commit_group or wait_group */
     int wg_groups;         /* wgmma groups committed */
     int bulk_groups;       /* bulk (TMA store) groups committed */
     struct sim_bulk *bulk; /* its TMA stores whose source reads are not retired */
@@ -94,9 +94,9 @@ typedef struct sim_warp {
     int occ_site[16], occ_count[16][32], nocc;
 } sim_warp;
 
-#define SIM_MBARS       16 /* mbarriers per block */
+#define SIM_MBARS       64 /* mbarriers per block */
 #define SIM_NBARS       16 /* named barrier ids */
-#define SIM_BULK_AGENTS 4  /* threads per block issuing TMA stores, each its own column */
+#define SIM_BULK_AGENTS 8  /* threads per block issuing TMA stores, each its own column */
 
 /* A TMA load on its way: the box as it will lie in shared memory, landing
  * on its mbarrier's phase (complete_tx) in address order. */
@@ -152,9 +152,11 @@ typedef struct sim_wgmma {
     uint32_t seq;
     int line;
     unsigned n;
-    float *d[128];       /* each thread's accumulators */
-    float *result;       /* 128 * n / 2 */
-    uint32_t retired[4]; /* the threads that retired it */
+    float *d[128];              /* each thread's accumulators */
+    const unsigned *a_ptr[128]; /* RS: each thread's A fragment, which must not change until retired */
+    uint32_t a[128][4];         /* RS: what it held at the issue */
+    float *result;              /* 128 * n / 2 */
+    uint32_t retired[4];        /* the threads that retired it */
 } sim_wgmma;
 
 enum { WG_NONE, WG_WGMMA, WG_NREG };
@@ -168,6 +170,7 @@ typedef struct sim_wg {
     int a_regs, trans_a, trans_b, scale_d, nreg_inc, mismatch;
     unsigned long long a_desc, b_desc;
     float *d[128];
+    const unsigned *a_ptr[128];
     uint32_t a[128][4];
     uint32_t seq;
     sim_wgmma *fly;
