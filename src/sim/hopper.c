@@ -741,6 +741,17 @@ void sim_api_wgmma_commit(fattn_sim_site s)
     t->wg_fenced = 0; /* registers touched before the next wgmma need a fence again */
 }
 
+static void early_access(sim_thread *t, const fattn_sim_site *s, int line, const char *what)
+{
+    finding_in in = {.kind = FATTN_SIMK_WGMMA_EARLY,
+                     .t = t,
+                     .site = s,
+                     .insn = "wgmma.wait_group",
+                     .other_thr = -1,
+                     .other_line = line};
+    sim_finding(&in, "the wgmma at line %d: %s", line, what);
+}
+
 void sim_api_wgmma_wait(fattn_sim_site s, int n, float *const *acc, const unsigned *size, int nacc)
 {
     sim_thread *t = sim_me();
@@ -759,45 +770,17 @@ void sim_api_wgmma_wait(fattn_sim_site s, int n, float *const *acc, const unsign
         int touched = 0;
         for (unsigned i = 0; i < half && !touched; ++i)
             touched = !is_poison(&d[i]);
-        if (touched) {
-            finding_in in = {.kind = FATTN_SIMK_WGMMA_EARLY,
-                             .t = t,
-                             .site = &s,
-                             .insn = "wgmma.wait_group",
-                             .other_thr = -1,
-                             .other_line = x->line};
-            sim_finding(&in,
-                        "the accumulators of the wgmma at line %d were written before the wait_group that retires "
-                        "it (on the GPU ptxas serializes the wgmma pipeline)",
-                        x->line);
-        }
-        if (x->a_ptr[lt] && memcmp(x->a_ptr[lt], x->a[lt], sizeof x->a[lt])) {
-            finding_in in = {.kind = FATTN_SIMK_WGMMA_EARLY,
-                             .t = t,
-                             .site = &s,
-                             .insn = "wgmma.wait_group",
-                             .other_thr = -1,
-                             .other_line = x->line};
-            sim_finding(&in,
-                        "the A fragment (registers) of the wgmma at line %d changed before the wait_group that "
-                        "retires it",
-                        x->line);
-        }
+        if (touched)
+            early_access(t, &s, x->line,
+                         "its accumulators were written before the wait_group that retires it (on "
+                         "the GPU ptxas serializes the wgmma pipeline)");
+        if (x->a_ptr[lt] && memcmp(x->a_ptr[lt], x->a[lt], sizeof x->a[lt]))
+            early_access(t, &s, x->line, "its A fragment (registers) changed before the wait_group that retires it");
         int named = 0;
         for (int i = 0; i < nacc && !named; ++i)
             named = d >= acc[i] && d < acc[i] + size[i];
-        if (!named) {
-            finding_in in = {.kind = FATTN_SIMK_WGMMA_EARLY,
-                             .t = t,
-                             .site = &s,
-                             .insn = "wgmma.wait_group",
-                             .other_thr = -1,
-                             .other_line = x->line};
-            sim_finding(&in,
-                        "wgmma.wait_group retires the wgmma at line %d without naming (fencing) its "
-                        "accumulators",
-                        x->line);
-        }
+        if (!named)
+            early_access(t, &s, x->line, "the wait_group that retires it does not name (fence) its accumulators");
         /* A later wgmma in flight on the same registers keeps them poisoned. */
         int later = 0;
         for (int j = k + 1; j < w->nfly && !later; ++j)
