@@ -68,12 +68,20 @@ if [ -f "$cache" ] && [ ! -f "$work/device.db" ]; then
 fi
 
 # stage NAME [ENV=VALUE...]: runs it under what is left, and under twice
-# its estimate and a minute (a hung stage does not take the whole lease);
+# its estimate and a minute (a hung stage does not take the whole lease;
+# stretched on a dry run, below);
 # returns its status (124 when stopped at its limit). The estimates keep
 # about twice the times measured on the H100, so a stage starts when half
 # its estimate fits in what is left.
+# The estimates are the H100 machine's (16 cores), also on the fake engine;
+# a dry run on fewer cores stretches each stage's cap by 16 / cores.
+stretch=1
+if [ -n "${FATTN_WORKER_HOOK:-}" ]; then
+    cores=$(nproc 2>/dev/null || echo 16)
+    [ "$cores" -lt 16 ] && stretch=$(((16 + cores - 1) / cores))
+fi
 stage() {
-    local s=$1 est rc t
+    local s=$1 est rc t cap
     shift
     est=$(env "$@" FATTN_CHECK_ESTIMATE=1 scripts/device-check.sh "$s" 2>/dev/null | awk '{ print $2 }')
     est=${est:-60}
@@ -82,7 +90,8 @@ stage() {
         log "stage $s not started: estimated $est s, $t s left"
         return 124
     fi
-    [ "$t" -gt $((2 * est + 60)) ] && t=$((2 * est + 60))
+    cap=$(((2 * est + 60) * stretch))
+    [ "$t" -gt "$cap" ] && t=$cap
     log "stage $s: estimated $est s, $(left) s left, stopped after $t s"
     env "$@" timeout -k 10 "$t" scripts/device-check.sh "$s" 2>>"$slog"
     rc=$?
