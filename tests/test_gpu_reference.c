@@ -5,6 +5,7 @@
  * 128}, causal and not. Skips (77) without a GPU.
  */
 #include "t.h"
+#include "t_cu.h"
 
 #include "compile/kernel_src.h"
 #include "compile/nvrtc.h"
@@ -14,15 +15,6 @@
 #include "run/numerics.h"
 #include "util/err.h"
 #include "util/paths.h"
-
-#define CK(call)                                                                                                       \
-    do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            fprintf(stderr, "%s: %s\n", #call, fattn_cu_error_name(&cu, r_));                                          \
-            exit(T_HARNESS);                                                                                           \
-        }                                                                                                              \
-    } while (0)
 
 int main(void)
 {

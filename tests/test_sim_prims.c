@@ -13,6 +13,7 @@
  *                         sm_90 or newer).
  */
 #include "t.h"
+#include "t_cu.h"
 
 #include <string.h>
 
@@ -156,15 +157,6 @@ static void check_against_isa(void)
         CHECK_INT(ds, 256);
     }
 }
-
-#define CK(call)                                                                                                       \
-    do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            fprintf(stderr, "%s: %s\n", #call, fattn_cu_error_name(&cu, r_));                                          \
-            exit(T_HARNESS);                                                                                           \
-        }                                                                                                              \
-    } while (0)
 
 /* 0 when GPU 0 can run the test (sm_90 or newer), else T_SKIP, said. */
 static int gpu_probe(fattn_gpu_info *info)

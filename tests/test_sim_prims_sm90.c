@@ -27,6 +27,7 @@
  * that it serialized the wgmma pipeline or ignored setmaxnreg.
  */
 #include "t.h"
+#include "t_cu.h"
 
 #include <signal.h>
 #include <string.h>
@@ -540,15 +541,6 @@ static void nvrtc_sm90a(const fattn_kernel_src *src)
 }
 
 /* ---- the GPU ---- */
-
-#define CK(call)                                                                                                       \
-    do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            fprintf(stderr, "%s: %s\n", #call, fattn_cu_error_name(&cu, r_));                                          \
-            exit(T_HARNESS);                                                                                           \
-        }                                                                                                              \
-    } while (0)
 
 static int gpu_probe(fattn_gpu_info *info)
 {

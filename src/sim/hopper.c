@@ -86,17 +86,31 @@ static void fault_of(const fattn_sim_fault *f, const fattn_sim_site *s, const ch
 
 /* ---- the launch's life ---- */
 
-void sim_hopper_reset(void)
+/* Drops what is in flight at the end of a cluster: TMA loads not landed,
+ * wgmma results not retired. */
+static void drop_inflight(sim *s)
 {
-    for (unsigned r = 0; r < S->l->cluster; ++r) {
-        sim_block *b = &S->blocks[r];
+    for (unsigned r = 0; s->blocks && r < s->l->cluster; ++r)
         for (int i = 0; i < SIM_MBARS; ++i) {
-            sim_mbar *m = &b->mbar[i];
+            sim_mbar *m = &s->blocks[r].mbar[i];
             for (int k = 0; k < m->ntma; ++k)
                 free(m->tma[k].data);
             m->ntma = 0;
-            m->live = 0;
         }
+    for (unsigned i = 0; s->wgs && i < s->nwg; ++i) {
+        for (int k = 0; k < s->wgs[i].nfly; ++k)
+            free(s->wgs[i].fly[k].result);
+        s->wgs[i].nfly = 0;
+    }
+}
+
+void sim_hopper_reset(void)
+{
+    drop_inflight(S);
+    for (unsigned r = 0; r < S->l->cluster; ++r) {
+        sim_block *b = &S->blocks[r];
+        for (int i = 0; i < SIM_MBARS; ++i)
+            b->mbar[i].live = 0;
         for (int i = 0; i < SIM_NBARS; ++i)
             b->nbar[i].arrived = 0;
         memset(b->bulk_owner, 0, sizeof b->bulk_owner);
@@ -105,9 +119,6 @@ void sim_hopper_reset(void)
     }
     for (unsigned i = 0; i < S->nwg; ++i) {
         sim_wg *w = &S->wgs[i];
-        for (int k = 0; k < w->nfly; ++k)
-            free(w->fly[k].result);
-        w->nfly = 0;
         w->op = WG_NONE;
         w->arrived = 0;
         w->seq = 0;
@@ -118,32 +129,24 @@ void sim_hopper_reset(void)
 
 void sim_hopper_free(sim *s)
 {
-    if (s->blocks)
-        for (unsigned r = 0; r < s->l->cluster; ++r)
-            for (int i = 0; i < SIM_MBARS; ++i) {
-                sim_mbar *m = &s->blocks[r].mbar[i];
-                for (int k = 0; k < m->ntma; ++k)
-                    free(m->tma[k].data);
-                free(m->tma);
-                free(m->acc);
-                free(m->done[0]);
-                free(m->done[1]);
-            }
-    if (s->blocks)
-        for (unsigned r = 0; r < s->l->cluster; ++r)
-            for (int i = 0; i < SIM_NBARS; ++i)
-                free(s->blocks[r].nbar[i].acc);
-    if (s->wgs)
-        for (unsigned i = 0; i < s->nwg; ++i) {
-            for (int k = 0; k < s->wgs[i].nfly; ++k)
-                free(s->wgs[i].fly[k].result);
-            free(s->wgs[i].fly);
+    drop_inflight(s);
+    for (unsigned r = 0; s->blocks && r < s->l->cluster; ++r) {
+        sim_block *b = &s->blocks[r];
+        for (int i = 0; i < SIM_MBARS; ++i) {
+            free(b->mbar[i].tma);
+            free(b->mbar[i].acc);
+            free(b->mbar[i].done[0]);
+            free(b->mbar[i].done[1]);
         }
-    if (s->threads)
-        for (unsigned i = 0; i < s->nthreads; ++i) {
-            free(s->threads[i].fences);
-            free(s->threads[i].bulk);
-        }
+        for (int i = 0; i < SIM_NBARS; ++i)
+            free(b->nbar[i].acc);
+    }
+    for (unsigned i = 0; s->wgs && i < s->nwg; ++i)
+        free(s->wgs[i].fly);
+    for (unsigned i = 0; s->threads && i < s->nthreads; ++i) {
+        free(s->threads[i].fences);
+        free(s->threads[i].bulk);
+    }
 }
 
 static uint32_t *vec_new(void)
@@ -402,10 +405,7 @@ void sim_api_tma_load(fattn_sim_site s, unsigned dst, const void *map, const int
         abort();
     }
     fattn_sim_smem stage = {x.data, (uint32_t)bytes};
-    int32_t c[FATTN_TMAP_MAX_RANK] = {0};
-    for (int d = 0; d < rank; ++d)
-        c[d] = coord[d];
-    fattn_sim_tma_load(&stage, 0, tm, c, &f);
+    fattn_sim_tma_load(&stage, 0, tm, coord, &f); /* coord: the map's rank of them (tma_coords) */
     /* Its writes: checked against earlier accesses from the issuer's view,
      * pending, stamped as the mbarrier's agent. */
     sim_shadow_write(&s, t->rank, dst, (unsigned)bytes, insn, 1);
@@ -460,10 +460,7 @@ void sim_api_tma_store(fattn_sim_site s, const void *map, const int *coord, int 
     const unsigned k = (unsigned)col - S->col_bulk - t->rank * SIM_BULK_AGENTS;
     const uint32_t seq = ++b->bulk_seq[k];
     sim_shadow_read_as(&s, t->rank, src, (unsigned)bytes, insn, sim_clock_of(t->gtid), (unsigned)col, seq, 1);
-    int32_t c[FATTN_TMAP_MAX_RANK] = {0};
-    for (int d = 0; d < rank; ++d)
-        c[d] = coord[d];
-    fattn_sim_tma_store(&sm, src, tm, c, &f);
+    fattn_sim_tma_store(&sm, src, tm, coord, &f);
     if (t->nbulk == t->cap_bulk)
         t->bulk = grow(t->bulk, &t->cap_bulk, sizeof *t->bulk);
     t->bulk[t->nbulk++] = (sim_bulk){-1, seq};
