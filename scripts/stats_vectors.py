@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/data/stats-vectors.json: reference values from numpy/scipy for
-the statistics of `fattn-tune confirm` (src/confirm/stats.c).
+the statistics of `fattn-tune confirm` (src/run/compare.c).
 
     /usr/bin/python3 scripts/stats_vectors.py > tests/data/stats-vectors.json
 

@@ -49,11 +49,11 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
 static long neighbour(anneal *a)
 {
     fattn_book *b = &a->book;
-    unsigned char target[FATTN_NPARAMS];
-    int moves[FATTN_NPARAMS * FATTN_SPACE_MAX_VALUES][2], nmoves = 0;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    unsigned char target[FATTN_MAX_PARAMS];
+    int moves[FATTN_MAX_PARAMS * FATTN_SPACE_MAX_VALUES][2], nmoves = 0;
+    for (int p = 0; p < b->np; ++p)
         target[p] = (unsigned char)fattn_book_v(b, (size_t)a->cur, p);
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < b->np; ++p)
         for (int v = 0; v < b->nvals[p]; ++v)
             if (v != target[p])
                 moves[nmoves][0] = p, moves[nmoves++][1] = v;

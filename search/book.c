@@ -23,9 +23,10 @@ void fattn_book_init(fattn_book *b, const fattn_config *cands, size_t n)
     b->state = fattn_xcalloc(n ? n : 1, 1);
     b->y = fattn_xcalloc(n ? n : 1, sizeof *b->y);
     b->done = fattn_xcalloc(n ? n : 1, sizeof *b->done);
-    b->vidx = fattn_xcalloc(n ? n * FATTN_NPARAMS : 1, 1);
+    b->np = n ? cands[0].fam->nparams : 0;
+    b->vidx = fattn_xcalloc(n ? n * (size_t)b->np : 1, 1);
     int *vals = fattn_xcalloc(n ? n : 1, sizeof *vals);
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+    for (int p = 0; p < b->np; ++p) {
         /* The distinct values parameter p takes among the candidates. */
         for (size_t i = 0; i < n; ++i)
             vals[i] = cands[i].v[p];
@@ -38,7 +39,7 @@ void fattn_book_init(fattn_book *b, const fattn_config *cands, size_t n)
         b->nvals[p] = (int)k;
         for (size_t i = 0; i < n; ++i) {
             const int *hit = bsearch(&cands[i].v[p], vals, k, sizeof *vals, cmp_int);
-            b->vidx[i * FATTN_NPARAMS + p] = (unsigned char)(hit - vals);
+            b->vidx[i * (size_t)b->np + p] = (unsigned char)(hit - vals);
         }
     }
     free(vals);
@@ -84,14 +85,14 @@ int fattn_book_observe(fattn_book *b, size_t i, int ok, double median_us)
 long fattn_book_nearest(const fattn_book *b, const unsigned char *target, fattn_rng *rng, int *dist)
 {
     long best = -1;
-    int bestd = FATTN_NPARAMS + 1;
+    int bestd = FATTN_MAX_PARAMS + 1;
     uint64_t ties = 0;
     for (size_t i = 0; i < b->n; ++i) {
         if (b->state[i] != FATTN_CAND_UNTRIED)
             continue;
         int d = 0;
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
-            d += b->vidx[i * FATTN_NPARAMS + p] != target[p];
+        for (int p = 0; p < b->np; ++p)
+            d += b->vidx[i * (size_t)b->np + p] != target[p];
         if (d < bestd) {
             bestd = d, best = (long)i, ties = 1;
         } else if (d == bestd && fattn_rng_below(rng, ++ties) == 0) {

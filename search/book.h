@@ -23,8 +23,9 @@ typedef struct fattn_book {
     double *y;    /* done: the median (us), or HUGE_VAL for a failure */
     size_t *done; /* done candidates, in the order observed */
     size_t ndone, npending, nproposed, nuntried;
-    int nvals[FATTN_NPARAMS]; /* distinct values of each parameter */
-    unsigned char *vidx;      /* n x FATTN_NPARAMS value indices */
+    int np;                      /* the candidates' family's parameters */
+    int nvals[FATTN_MAX_PARAMS]; /* distinct values of each parameter */
+    unsigned char *vidx;         /* n x np value indices */
 } fattn_book;
 
 void fattn_book_init(fattn_book *b, const fattn_config *cands, size_t n);
@@ -33,14 +34,14 @@ void fattn_book_release(fattn_book *b);
 /* Candidate i's value index of parameter p. */
 static inline int fattn_book_v(const fattn_book *b, size_t i, int p)
 {
-    return b->vidx[i * FATTN_NPARAMS + p];
+    return b->vidx[i * b->np + p];
 }
 
 /* The number of parameters in which candidates i and j differ. */
 static inline int fattn_book_distance(const fattn_book *b, size_t i, size_t j)
 {
     int d = 0;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < b->np; ++p)
         d += fattn_book_v(b, i, p) != fattn_book_v(b, j, p);
     return d;
 }

@@ -98,7 +98,7 @@ typedef struct gp {
     /* Thompson sampling: the grid of every combination of the candidates'
      * values (0 when larger than GP_MAX_GRID: no sampling), each
      * candidate's place in it, a sample over it, scratch per row. */
-    size_t grid, stride[FATTN_NPARAMS], *cell;
+    size_t grid, stride[FATTN_MAX_PARAMS], *cell;
     double *f, *w;
 } gp;
 
@@ -190,7 +190,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     g->diag = fattn_xcalloc(g->maxrows, sizeof *g->diag);
     g->w = fattn_xcalloc(g->maxrows, sizeof *g->w);
     g->grid = 1;
-    for (int p = FATTN_NPARAMS - 1; p >= 0 && g->grid; --p) {
+    for (int p = g->book.np - 1; p >= 0 && g->grid; --p) {
         g->stride[p] = g->grid;
         g->grid = g->grid * (size_t)g->book.nvals[p] <= GP_MAX_GRID ? g->grid * (size_t)g->book.nvals[p] : 0;
     }
@@ -198,7 +198,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
         g->cell = fattn_xcalloc(m, sizeof *g->cell);
         g->f = fattn_xcalloc(g->grid, sizeof *g->f);
         for (size_t j = 0; j < n; ++j)
-            for (int p = 0; p < FATTN_NPARAMS; ++p)
+            for (int p = 0; p < g->book.np; ++p)
                 g->cell[j] += (size_t)fattn_book_v(&g->book, j, p) * g->stride[p];
     }
     g->mu = fattn_xcalloc(m, sizeof *g->mu);
@@ -280,7 +280,7 @@ static long thompson(gp *g)
         return -1;
     for (size_t x = 0; x < g->grid; ++x)
         g->f[x] = normal(&g->rng);
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+    for (int p = 0; p < b->np; ++p) {
         int K = b->nvals[p];
         if (K < 2)
             continue;
@@ -354,7 +354,7 @@ static long local_pick(gp *g)
     refit_if_due(g);
     score_all(g);
     long best = -1;
-    int bd = FATTN_NPARAMS + 1;
+    int bd = FATTN_MAX_PARAMS + 1;
     for (size_t j = 0; j < b->n; ++j) {
         if (b->state[j] != FATTN_CAND_UNTRIED)
             continue;

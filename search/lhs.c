@@ -18,8 +18,8 @@ void fattn_lhs_design(fattn_lhs *d, const fattn_book *b, size_t m, fattn_rng *rn
     free(d->pts);
     d->m = m;
     d->next = 0;
-    d->pts = fattn_xcalloc(m ? m * FATTN_NPARAMS : 1, 1);
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+    d->pts = fattn_xcalloc(m ? m * b->np : 1, 1);
+    for (int p = 0; p < b->np; ++p) {
         for (size_t j = 0; j < m; ++j)
             perm[j] = j;
         for (size_t j = m; j > 1; --j) {
@@ -32,7 +32,7 @@ void fattn_lhs_design(fattn_lhs *d, const fattn_book *b, size_t m, fattn_rng *rn
             /* Stratum perm[j] of m, a uniform point inside it, scaled to K. */
             double u = ((double)perm[j] + fattn_rng_uniform(rng)) / (double)m;
             int v = (int)(u * K);
-            d->pts[j * FATTN_NPARAMS + p] = (unsigned char)(v < K ? v : K - 1);
+            d->pts[j * b->np + p] = (unsigned char)(v < K ? v : K - 1);
         }
     }
     free(perm);
@@ -44,7 +44,7 @@ long fattn_lhs_next(fattn_lhs *d, const fattn_book *b, fattn_rng *rng)
         return -1;
     if (d->next >= d->m)
         fattn_lhs_design(d, b, d->m ? d->m : LHS_POINTS, rng);
-    return fattn_book_nearest(b, d->pts + d->next++ * FATTN_NPARAMS, rng, NULL);
+    return fattn_book_nearest(b, d->pts + d->next++ * b->np, rng, NULL);
 }
 
 void fattn_lhs_release(fattn_lhs *d)

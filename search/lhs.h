@@ -14,7 +14,7 @@
 
 typedef struct fattn_lhs {
     size_t m, next;
-    unsigned char *pts; /* m x FATTN_NPARAMS value indices */
+    unsigned char *pts; /* m x np value indices (the book's np) */
 } fattn_lhs;
 
 /* A fresh design of m points over the value counts of `b`. */

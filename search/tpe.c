@@ -93,14 +93,14 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
 /* The kernels of a group of n observations: per parameter, the density at the
  * observed value and at every other value. */
 typedef struct kernel {
-    double same[FATTN_NPARAMS], other[FATTN_NPARAMS], prior; /* prior: the uniform density */
+    double same[FATTN_MAX_PARAMS], other[FATTN_MAX_PARAMS], prior; /* prior: the uniform density */
 } kernel;
 
 static void kernel_init(kernel *k, const fattn_book *b, size_t n)
 {
     double beta = TPE_PRIOR / ((double)n + 1);
     k->prior = 1;
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+    for (int p = 0; p < b->np; ++p) {
         double K = b->nvals[p];
         k->same[p] = (1 + beta) / (1 + K * beta);
         k->other[p] = beta / (1 + K * beta);
@@ -111,9 +111,9 @@ static void kernel_init(kernel *k, const fattn_book *b, size_t n)
 /* The density of a kernel centred on candidate c at candidate i. */
 static double kernel_at(const kernel *k, const fattn_book *b, size_t c, size_t i)
 {
-    const unsigned char *x = b->vidx + i * FATTN_NPARAMS, *y = b->vidx + c * FATTN_NPARAMS;
+    const unsigned char *x = b->vidx + i * b->np, *y = b->vidx + c * b->np;
     double d = 1;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < b->np; ++p)
         d *= x[p] == y[p] ? k->same[p] : k->other[p];
     return d;
 }
@@ -131,7 +131,7 @@ static double weight(size_t k, size_t n)
 /* The distance from candidate i to the nearest of the good ones. */
 static int near_good(const fattn_book *b, const size_t *good, size_t ngood, size_t i)
 {
-    int m = FATTN_NPARAMS + 1;
+    int m = FATTN_MAX_PARAMS + 1;
     for (size_t k = 0; k < ngood; ++k) {
         int d = fattn_book_distance(b, i, good[k]);
         if (d < m)
@@ -203,14 +203,14 @@ static void uni_tables(const tpe *t, size_t ngood, size_t nbad, double ul[][FATT
                        double ug[][FATTN_SPACE_MAX_VALUES])
 {
     const fattn_book *b = &t->book;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < b->np; ++p)
         for (int v = 0; v < b->nvals[p]; ++v)
             ul[p][v] = ug[p][v] = TPE_PRIOR / b->nvals[p];
     for (size_t k = 0; k < ngood; ++k)
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
+        for (int p = 0; p < b->np; ++p)
             ul[p][fattn_book_v(b, t->ok[k], p)] += 1;
     for (size_t k = 0; k < nbad; ++k)
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
+        for (int p = 0; p < b->np; ++p)
             ug[p][fattn_book_v(b, t->bad[k], p)] += weight(k, nbad);
 }
 
@@ -219,7 +219,7 @@ static void uni_tables(const tpe *t, size_t ngood, size_t nbad, double ul[][FATT
 static double uni_at(const fattn_book *b, double u[][FATTN_SPACE_MAX_VALUES], double total, size_t i)
 {
     double d = 1;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < b->np; ++p)
         d *= u[p][fattn_book_v(b, i, p)] / total;
     return d;
 }
@@ -239,7 +239,7 @@ static long propose(tpe *t, int uni, int local)
     kernel kl, kg;
     kernel_init(&kl, b, ngood);
     kernel_init(&kg, b, nbad);
-    double ul[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
+    double ul[FATTN_MAX_PARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_MAX_PARAMS][FATTN_SPACE_MAX_VALUES];
     double wgood = TPE_PRIOR + (double)ngood, wbad = bad_weight(nbad);
     if (uni)
         uni_tables(t, ngood, nbad, ul, ug);
@@ -255,7 +255,7 @@ static long propose(tpe *t, int uni, int local)
      * candidates nearest a good one), keep the best l/g. */
     long best = -1;
     double best_score = -HUGE_VAL;
-    int mind = FATTN_NPARAMS + 1;
+    int mind = FATTN_MAX_PARAMS + 1;
     if (local)
         for (size_t i = 0; i < b->n; ++i)
             if (b->state[i] == FATTN_CAND_UNTRIED) {
@@ -353,7 +353,7 @@ static size_t hint(fattn_strategy *base, size_t *out, size_t k)
     size_t ngood, nbad, m = 0;
     if (b->nproposed < TPE_STARTUP || !split(t, &ngood, &nbad))
         return 0;
-    double ul[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
+    double ul[FATTN_MAX_PARAMS][FATTN_SPACE_MAX_VALUES], ug[FATTN_MAX_PARAMS][FATTN_SPACE_MAX_VALUES];
     double wgood = TPE_PRIOR + (double)ngood, wbad = bad_weight(nbad);
     uni_tables(t, ngood, nbad, ul, ug);
     for (size_t i = 0; i < b->n; ++i)

@@ -197,7 +197,7 @@ static void tiles_and_warps(void)
 /* Each of the nine parameters, changed alone, changes the PTX. */
 static void every_parameter_changes_the_code(void)
 {
-    static const char *const variants[FATTN_NSEED_TUNABLES] = {
+    static const char *const variants[FATTN_MMA_NSEED_TUNABLES] = {
         "bm128-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h1",
         "bm64-bn64-bk16-w4-s2-u1-cp1-sw1-h1",  "bm64-bn64-bk32-w2-s2-u1-cp1-sw1-h1",
         "bm64-bn64-bk32-w4-s3-u1-cp1-sw1-h1",  "bm64-bn64-bk32-w4-s2-u2-cp1-sw1-h1",
@@ -206,10 +206,10 @@ static void every_parameter_changes_the_code(void)
     };
     build base;
     compile(BASE, "sm_89", 128, 1, &base);
-    for (int p = 0; p < FATTN_NSEED_TUNABLES; ++p) {
+    for (int p = 0; p < FATTN_MMA_NSEED_TUNABLES; ++p) {
         build v;
         compile(variants[p], "sm_89", 128, 1, &v);
-        t_case = fattn_params[p].name;
+        t_case = fattn_mma_params[p].name;
         CHECK(strcmp(v.r.ptx, base.r.ptx) != 0);
         every_config_uses_ldmatrix_and_mma(&v);
         release(&v);
@@ -436,7 +436,7 @@ static void cache_key(void)
     /* The include path is not part of the key; the options are. */
     fattn_options o1, o2;
     fattn_config cfg;
-    fattn_config_default(&cfg);
+    fattn_config_default(&cfg, &fattn_family_mma);
     fattn_options_build(&o1, &cfg, 64, 0, fattn_arch_find("sm_90"), "/a/include");
     fattn_options_build(&o2, &cfg, 64, 0, fattn_arch_find("sm_90"), "/b/include");
     CHECK_STR(o1.key, o2.key);

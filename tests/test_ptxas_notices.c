@@ -53,7 +53,7 @@ static int gates(const char *log, unsigned skip, fattn_verdict all[FATTN_R_COUNT
 {
     static const fattn_shape shape = {2, 8, 512, 64, 0};
     fattn_config c;
-    fattn_config_default(&c);
+    fattn_config_default(&c, &fattn_family_mma);
     fattn_gate_limits lim;
     fattn_gate_limits_default(&lim);
     lim.skip = skip;

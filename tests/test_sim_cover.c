@@ -160,8 +160,8 @@ static void covering(const char *space_file)
     CHECK_INT(fattn_sim_covering(&sp, fattn_arch_find("sm_90"), &cases, &n, &pairs), 0);
 
     /* Coverage, by the oracle: every feasible pair of listed values. */
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
-        for (int q = p + 1; q < FATTN_NPARAMS; ++q)
+    for (int p = 0; p < FATTN_MMA_NPARAMS; ++p)
+        for (int q = p + 1; q < FATTN_MMA_NPARAMS; ++q)
             for (int i = 0; i < sp.nvalues[p]; ++i)
                 for (int j = 0; j < sp.nvalues[q]; ++j) {
                     const int a = sp.values[p][i], b = sp.values[q][j];
@@ -169,11 +169,11 @@ static void covering(const char *space_file)
                     for (size_t k = 0; k < n; ++k)
                         hit |= cases[k].cfg.v[p] == a && cases[k].cfg.v[q] == b;
                     if (hit != feasible(p, a, q, b))
-                        fprintf(stderr, "%s: %s=%d with %s=%d: %s\n", space_file, fattn_params[p].name, a,
-                                fattn_params[q].name, b, hit ? "covered, yet infeasible" : "not covered");
+                        fprintf(stderr, "%s: %s=%d with %s=%d: %s\n", space_file, fattn_mma_params[p].name, a,
+                                fattn_mma_params[q].name, b, hit ? "covered, yet infeasible" : "not covered");
                     CHECK_INT(hit, feasible(p, a, q, b));
                 }
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < FATTN_MMA_NPARAMS; ++p)
         for (int i = 0; i < sp.nvalues[p]; ++i)
             for (int d = 64; d <= 128; d += 64)
                 for (int c = 0; c <= 1; ++c) {

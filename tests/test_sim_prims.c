@@ -51,7 +51,7 @@ static float hf(uint16_t h)
 
 static void config(fattn_config *cfg)
 {
-    fattn_config_default(cfg);
+    fattn_config_default(cfg, &fattn_family_mma);
     cfg->v[FATTN_P_SPLIT_KV] = 2;
 }
 

@@ -147,7 +147,7 @@ static fattn_sim_report rep;
 static int build(const fattn_kernel_src *src, fattn_sim_kernel *kp)
 {
     fattn_config cfg;
-    fattn_config_default(&cfg);
+    fattn_config_default(&cfg, &fattn_family_mma);
     char *cache = fattn_sim_cache_dir(), why[512] = "";
     int rc = fattn_sim_kernel_build(src, &cfg, D, 0, cache, kp, why, sizeof why);
     free(cache);
@@ -524,7 +524,7 @@ static void nvrtc_sm90a(const fattn_kernel_src *src)
     fattn_options opt;
     fattn_nvrtc_result res;
     CHECK_INT(fattn_cuda_include(&include), 0);
-    fattn_config_default(&cfg);
+    fattn_config_default(&cfg, &fattn_family_mma);
     fattn_options_build(&opt, &cfg, D, 0, fattn_arch_find("sm_90a"), include);
     CHECK_INT(fattn_nvrtc_compile(src, &opt, 0, &res), 0);
     CHECK(res.ok);
@@ -583,7 +583,7 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
     CK(cu.cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(cu.cuCtxSetCurrent(ctx));
     fattn_config cfg;
-    fattn_config_default(&cfg);
+    fattn_config_default(&cfg, &fattn_family_mma);
     fattn_options opt;
     fattn_nvrtc_result res;
     fattn_options_build(&opt, &cfg, D, 0, arch, include);

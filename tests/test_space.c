@@ -24,7 +24,7 @@ static void default_space(void)
     char key[FATTN_KEY_MAX];
     CHECK_INT(fattn_space_load(fattn_default_space_path(), &sp), FATTN_OK);
     CHECK_INT(sp.count, 3888);
-    for (int i = 0; i < FATTN_NSEED_TUNABLES; ++i)
+    for (int i = 0; i < FATTN_MMA_NSEED_TUNABLES; ++i)
         CHECK(sp.listed[i]);
     CHECK(!sp.listed[FATTN_P_PAD_BYTES] && !sp.listed[FATTN_P_COPY_COLMAJOR]);
     /* The extension tunables stay off in the seeds' space: its keys are the seeds'. */
@@ -57,7 +57,7 @@ static void keys(void)
 {
     fattn_config c, d;
     char key[FATTN_KEY_MAX];
-    fattn_config_default(&c);
+    fattn_config_default(&c, &fattn_family_mma);
     fattn_config_key(&c, key);
     CHECK_STR(key, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1");
     CHECK_INT(fattn_config_parse(key, "test", &d), FATTN_OK);
@@ -149,7 +149,7 @@ static void small_space(void)
     fattn_space_config(&sp, 0, &c);
     CHECK_INT(c.v[FATTN_P_BLOCK_M], 128);
     CHECK_INT(c.v[FATTN_P_PAD_BYTES], 2);
-    CHECK_INT(c.v[FATTN_P_BLOCK_N], fattn_params[FATTN_P_BLOCK_N].def);
+    CHECK_INT(c.v[FATTN_P_BLOCK_N], fattn_mma_params[FATTN_P_BLOCK_N].def);
     fattn_space_config(&sp, 1, &c);
     CHECK_INT(c.v[FATTN_P_BLOCK_M], 64);
     fattn_space_release(&sp);
@@ -160,7 +160,7 @@ static void filters(void)
     fattn_space sp;
     fattn_filter f;
     CHECK_INT(fattn_space_load(fattn_default_space_path(), &sp), FATTN_OK);
-    CHECK_INT(fattn_filter_parse("BLOCK_M>=64, CP_ASYNC = 1,STAGES!=3", &f), FATTN_OK);
+    CHECK_INT(fattn_filter_parse("BLOCK_M>=64, CP_ASYNC = 1,STAGES!=3", &fattn_family_mma, &f), FATTN_OK);
     CHECK_INT(f.n, 3);
     size_t n = 0;
     for (size_t i = 0; i < sp.count; ++i) {
@@ -170,13 +170,76 @@ static void filters(void)
     }
     CHECK_INT(n, 864); /* 3888 x 2/3 (BLOCK_M) x 1/2 (CP_ASYNC) x 2/3 (STAGES) */
     fattn_error_set_quiet(1);
-    CHECK_INT(fattn_filter_parse("BLOCK_Q=1", &f), FATTN_EUSAGE);
+    CHECK_INT(fattn_filter_parse("BLOCK_Q=1", &fattn_family_mma, &f), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "unknown parameter 'BLOCK_Q'");
-    CHECK_INT(fattn_filter_parse("BLOCK_M~1", &f), FATTN_EUSAGE);
-    CHECK_INT(fattn_filter_parse("BLOCK_M=", &f), FATTN_EUSAGE);
-    CHECK_INT(fattn_filter_parse(",", &f), FATTN_EUSAGE);
+    CHECK_INT(fattn_filter_parse("BLOCK_M~1", &fattn_family_mma, &f), FATTN_EUSAGE);
+    CHECK_INT(fattn_filter_parse("BLOCK_M=", &fattn_family_mma, &f), FATTN_EUSAGE);
+    CHECK_INT(fattn_filter_parse(",", &fattn_family_mma, &f), FATTN_EUSAGE);
     fattn_error_set_quiet(0);
     fattn_space_release(&sp);
+}
+
+static void families(void)
+{
+    fattn_space sp;
+    fattn_config c, d;
+    char text[FATTN_PARAMS_JSON_MAX];
+    /* The table: mma first, found by name. */
+    CHECK(fattn_families[0] == &fattn_family_mma);
+    CHECK(fattn_family_find("mma") == &fattn_family_mma);
+    CHECK(fattn_family_find("MMA") == NULL && fattn_family_find("") == NULL);
+    CHECK_CONTAINS(fattn_family_names(), "mma");
+    CHECK_STR(fattn_param_names(&fattn_family_mma, text, sizeof text),
+              "BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2, SPLIT_KV, Q_REGS (test "
+              "only: PAD_BYTES, COPY_COLMAJOR)");
+    for (int i = 0; fattn_families[i]; ++i) {
+        const fattn_family *f = fattn_families[i];
+        t_case = f->name;
+        CHECK(f->nparams > 0 && f->nparams <= FATTN_MAX_PARAMS);
+        CHECK(f->kernel_file && f->kernel_name && f->summary);
+        for (int p = 0; p < f->nparams; ++p) {
+            CHECK(f->params[p].min <= f->params[p].def && f->params[p].def <= f->params[p].max);
+            CHECK_INT(fattn_param_find(f, f->params[p].name), p);
+        }
+    }
+    t_case = "families";
+    fattn_error_set_quiet(1);
+    /* A space file names its family, or is mma's. */
+    CHECK_INT(parse("{\"parameters\": {\"BLOCK_M\": [64]}}", &sp), FATTN_OK);
+    CHECK(sp.fam == &fattn_family_mma && !sp.family_named);
+    fattn_space_release(&sp);
+    CHECK_INT(parse("{\"family\": \"mma\", \"parameters\": {\"BLOCK_M\": [64, 128]}}", &sp), FATTN_OK);
+    CHECK(sp.fam == &fattn_family_mma && sp.family_named);
+    CHECK_INT(sp.count, 2);
+    fattn_space_config(&sp, 1, &c);
+    CHECK(c.fam == &fattn_family_mma);
+    CHECK_INT(c.v[FATTN_P_BLOCK_M], 128);
+    fattn_space_release(&sp);
+    CHECK_INT(parse("{\"family\": \"nosuch\", \"parameters\": {}}", &sp), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "$.family: unknown kernel family \"nosuch\"; expected one of mma");
+    CHECK_INT(parse("{\"family\": 3, \"parameters\": {}}", &sp), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "$.family: expected a family name (one of mma), got a number");
+    /* Keys and lists may name their family; mma's keys need not. */
+    CHECK_INT(fattn_config_parse("mma-bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0", "test", &c), FATTN_OK);
+    CHECK_INT(fattn_config_parse("bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0", "test", &d), FATTN_OK);
+    CHECK(fattn_config_equal(&c, &d));
+    CHECK_INT(fattn_config_parse("family=mma,BLOCK_M=128,STAGES=3", "test", &c), FATTN_OK);
+    CHECK_INT(c.v[FATTN_P_BLOCK_M] * 10 + c.v[FATTN_P_STAGES], 1283);
+    CHECK_INT(fattn_config_parse("family=zz,BLOCK_M=128", "--explain", &c), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "--explain 'family=zz,BLOCK_M=128': unknown family 'zz'; expected one of mma");
+    CHECK_INT(fattn_config_parse("BLOCK_M=64,TILE=3", "--explain", &c), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "unknown parameter 'TILE'; expected one of BLOCK_M, BLOCK_N,");
+    /* params_json: every parameter, in table order. */
+    CHECK_INT(fattn_config_parse("bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0-kv4-pad48", "test", &c), FATTN_OK);
+    fattn_config_json(&c, text, sizeof text);
+    CHECK_STR(text, "{\"BLOCK_M\":128,\"BLOCK_N\":32,\"BLOCK_K\":16,\"NUM_WARPS\":8,\"STAGES\":3,\"UNROLL\":2,"
+                    "\"CP_ASYNC\":0,\"SWIZZLE\":0,\"HALF2\":0,\"SPLIT_KV\":4,\"Q_REGS\":0,\"PAD_BYTES\":48,"
+                    "\"COPY_COLMAJOR\":0}");
+    /* A filter reads the family's names. */
+    fattn_filter f;
+    CHECK_INT(fattn_filter_parse("SPLIT_KV>1", &fattn_family_mma, &f), FATTN_OK);
+    CHECK(fattn_filter_match(&f, &c));
+    fattn_error_set_quiet(0);
 }
 
 static void shapes(void)
@@ -240,6 +303,7 @@ int main(void)
     T_RUN(bad_files);
     T_RUN(small_space);
     T_RUN(filters);
+    T_RUN(families);
     T_RUN(shapes);
     T_RUN(archs);
     return t_exit();

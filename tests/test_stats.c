@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
-#include "confirm/stats.h"
+#include "run/compare.h"
 #include "run/stats.h"
 #include "util/misc.h"
 

@@ -158,7 +158,7 @@ static void trials_and_cache(void)
     CHECK_INT(study, 1);
 
     fattn_config c;
-    fattn_config_default(&c);
+    fattn_config_default(&c, &fattn_family_mma);
     fattn_compiled res = {.ok = 1,
                           .regs = 121,
                           .spill_stores = 4,
@@ -200,17 +200,23 @@ static void trials_and_cache(void)
     CHECK_INT(fattn_config_parse("bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0-kv4-qr1-pad48-cm1", "test", &odd), FATTN_OK);
     fattn_trial_rec tr2 = {.study_id = study, .seq = 1, .cfg = &odd, .status = "compiled", .compile_ms = -1};
     CHECK_INT(fattn_store_trial_add(s, &tr2, NULL), FATTN_OK);
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
+    for (int p = 0; p < FATTN_MMA_NPARAMS; ++p) {
         char q[160], col[32];
         size_t k = 0;
-        for (; fattn_params[p].name[k] && k < sizeof col - 1; ++k)
-            col[k] = (char)tolower((unsigned char)fattn_params[p].name[k]); /* BLOCK_M -> block_m */
+        for (; fattn_mma_params[p].name[k] && k < sizeof col - 1; ++k)
+            col[k] = (char)tolower((unsigned char)fattn_mma_params[p].name[k]); /* BLOCK_M -> block_m */
         col[k] = '\0';
         snprintf(q, sizeof q, "SELECT %s FROM trials WHERE seq = 1", col);
-        t_case = fattn_params[p].name;
+        t_case = fattn_mma_params[p].name;
         CHECK_INT(pragma(s, q), odd.v[p]);
     }
     t_case = "trials_and_cache";
+    /* params_json: every parameter of the family, by name, in table order. */
+    CHECK_INT(pragma(s, "SELECT json_extract(params_json, '$.BLOCK_M') * 1000 + json_extract(params_json, "
+                        "'$.COPY_COLMAJOR') * 100 + json_extract(params_json, '$.SPLIT_KV') FROM trials WHERE seq = 1"),
+              128104);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM trials, json_each(trials.params_json) WHERE seq = 1"), FATTN_MMA_NPARAMS);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE family = 'mma'"), 1);
     CHECK_INT(fattn_store_study_end(s, study, "done"), FATTN_OK);
     CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE status = 'done' AND finished_at IS NOT NULL"), 1);
 
@@ -317,6 +323,88 @@ static void migration_keeps_data(void)
     fattn_store_close(&s);
 }
 
+static void migration_families(void)
+{
+    /* A version-9 database with a trial whose every column holds a value of
+     * its own: v10 rebuilds the trials table (the parameter columns lose
+     * NOT NULL) and must carry each value to the column of the same name,
+     * give params_json from the columns, and record the families as mma. */
+    sqlite3 *db;
+    char sql[4096];
+    if (sqlite3_open(path("v9.db"), &db) != SQLITE_OK)
+        exit(T_HARNESS);
+    for (int v = 1; v <= 9; ++v)
+        if (sqlite3_exec(db, fattn_schema_migration(v), 0, 0, 0))
+            exit(T_HARNESS);
+    snprintf(sql, sizeof sql, "PRAGMA user_version = 9; PRAGMA application_id = %d", FATTN_APPLICATION_ID);
+    if (sqlite3_exec(db, sql, 0, 0, 0)
+        || sqlite3_exec(db,
+                        "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
+                        "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, "
+                        "space_hash, kernel_hash, limits_json) VALUES ('2026-01-01T00:00:00Z', 'done', "
+                        "'compile', 'all survivors', 2, 8, 512, 64, 0, 'sm_90', '0.1.0', '13.0', '3', '1', 'a', "
+                        "'b', '{}');"
+                        "INSERT INTO compile_cache (key, kernel_hash, arch, options, nvrtc_version, created_at, ok) "
+                        "VALUES ('k', 'kh', 'sm_90', '-D', '13.0', 'now', 1)",
+                        0, 0, 0))
+        exit(T_HARNESS);
+    /* Every column of trials, numbered: integer columns get 1000 + their
+     * position, text and real ones the same number (SQLite keeps what it is
+     * given where the affinity allows). */
+    sqlite3_stmt *st;
+    char cols[2048] = "", vals[2048] = "";
+    size_t nc = 0, nv = 0;
+    int ncols = 0;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('trials') ORDER BY cid", -1, &st, NULL))
+        exit(T_HARNESS);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int value = strcmp(name, "study_id") == 0 ? 1 : 1000 + ncols;
+        nc += (size_t)snprintf(cols + nc, sizeof cols - nc, "%s%s", ncols ? ", " : "", name);
+        nv += (size_t)snprintf(vals + nv, sizeof vals - nv, "%s%d", ncols ? ", " : "", value);
+        ++ncols;
+    }
+    sqlite3_finalize(st);
+    snprintf(sql, sizeof sql, "INSERT INTO trials (%s) VALUES (%s)", cols, vals);
+    if (sqlite3_exec(db, sql, 0, 0, 0))
+        exit(T_HARNESS);
+    sqlite3_close(db);
+
+    fattn_store *s;
+    CHECK_INT(fattn_store_open(path("v9.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(pragma(s, "PRAGMA user_version"), fattn_schema_latest());
+    /* The old columns in their old order, then params_json. */
+    char *save = NULL, *copy = strdup(cols);
+    int i = 0;
+    for (char *c = strtok_r(copy, ", ", &save); c; c = strtok_r(NULL, ", ", &save), ++i) {
+        char q[160];
+        t_case = c;
+        snprintf(q, sizeof q, "SELECT cid FROM pragma_table_info('trials') WHERE name = '%s'", c);
+        CHECK_INT(pragma(s, q), i);
+        snprintf(q, sizeof q, "SELECT %s FROM trials", c);
+        CHECK_INT(pragma(s, q), strcmp(c, "study_id") == 0 ? 1 : 1000 + i);
+    }
+    free(copy);
+    t_case = "migration_families";
+    CHECK_INT(pragma(s, "SELECT cid FROM pragma_table_info('trials') WHERE name = 'params_json'"), ncols);
+    CHECK_INT(pragma(s, "SELECT json_extract(params_json, '$.BLOCK_M') = block_m AND json_extract(params_json, "
+                        "'$.COPY_COLMAJOR') = copy_colmajor AND json_extract(params_json, '$.Q_REGS') = q_regs "
+                        "FROM trials"),
+              1);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM trials, json_each(trials.params_json)"), FATTN_MMA_NPARAMS);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'block_m' AND \"notnull\" = 0"),
+              1);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE family = 'mma'"), 1);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM compile_cache WHERE family = 'mma'"), 1);
+    /* The indexes and the samples' reference survive the rebuild. */
+    CHECK_INT(pragma(s, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trials' AND name IN "
+                        "('trials_by_status', 'trials_by_time')"),
+              2);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM pragma_foreign_key_list('samples') WHERE \"table\" = 'trials'"), 1);
+    CHECK_INT(pragma(s, "PRAGMA foreign_key_check"), -1); /* no row: nothing dangles */
+    fattn_store_close(&s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fattn-store-XXXXXX");
@@ -328,6 +416,7 @@ int main(void)
     T_RUN(trials_and_cache);
     T_RUN(migration_from_empty);
     T_RUN(migration_keeps_data);
+    T_RUN(migration_families);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -193,7 +193,7 @@ static void replay(void)
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
     fattn_shape s = {2, 8, 512, 64, 0};
-    fattn_landscape_write_header(f, "NVIDIA H100 80GB HBM3", "sm_90", &s, "test");
+    fattn_landscape_write_header(f, "NVIDIA H100 80GB HBM3", "sm_90", "mma", &s, "test");
     fputs("bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1,ok,,6.1,6.0,6.3\n"
           "bm64-bn64-bk32-w4-s1-u1-cp1-sw0-h1-pad2,rejected,runtime_fault,,,\n"
           "bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1,rejected,numerics,,,\n"
@@ -202,7 +202,7 @@ static void replay(void)
     fclose(f);
     fattn_evaluator *e;
     fattn_eval_result r;
-    CHECK_INT(fattn_evaluator_open_replay(path, &s, &e), FATTN_OK);
+    CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_OK);
     CHECK_CONTAINS(e->device, "NVIDIA H100 80GB HBM3");
     CHECK_INT(eval(e, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", &r), FATTN_OK);
     CHECK_INT(r.status, FATTN_EVAL_OK);
@@ -224,14 +224,20 @@ static void replay(void)
     /* The landscape must be for the same shape. */
     fattn_shape other = {4, 8, 512, 64, 0};
     fattn_error_set_quiet(1);
-    CHECK_INT(fattn_evaluator_open_replay(path, &other, &e), FATTN_EUSAGE);
+    CHECK_INT(fattn_evaluator_open_replay(path, &other, &fattn_family_mma, &e), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "the landscape is for B=2 H=8 S=512 D=64 non-causal, not B=4");
     /* A malformed line is named. */
     f = fopen(path, "a");
     fputs("bm64-bn64,ok,,fast,1,2\n", f);
     fclose(f);
-    CHECK_INT(fattn_evaluator_open_replay(path, &s, &e), FATTN_EUSAGE);
-    CHECK_CONTAINS(fattn_last_error(), "line 12: malformed entry");
+    CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "line 13: malformed entry");
+    /* The family line names a known family. */
+    f = fopen(path, "w");
+    fputs("# fattn-tune landscape 1\n# arch: sm_90\n# family: nosuch\n# shape: 2,8,512,64\n", f);
+    fclose(f);
+    CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "line 3: unknown kernel family 'nosuch'; expected one of mma");
     fattn_error_set_quiet(0);
     unlink(path);
 }

@@ -289,6 +289,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
         .space_hash = t.space.hash,
         .space_json = t.space.json,
         .kernel_hash = src.hash,
+        .family = t.space.fam->name,
         .limits_json = limits,
         .argv = cmdline,
     };
@@ -351,7 +352,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
                                  .arch = t.arch,
                                  .shape = &t.shape,
                                  .lim = &t.lim,
-                                 .store = store,
+                                 .cache = fattn_store_compile_cache(store),
                                  .jobs = (int)o.jobs,
                                  .interrupted = &interrupted,
                                  .done = on_compiled,

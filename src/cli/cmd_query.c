@@ -222,7 +222,7 @@ static int run_sql(fattn_store *s, const char *sql, FILE *out, int format, doubl
 static int write_landscape(fattn_store *s, long long study, FILE *out)
 {
     static const char head_sql[] = "SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
-                                   "coalesce(timing_method, 'not timed') FROM studies WHERE id = ?1";
+                                   "coalesce(timing_method, 'not timed'), family FROM studies WHERE id = ?1";
     static const char rows_sql[] = "SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us "
                                    "FROM trials WHERE study_id = ?1 ORDER BY config_key";
     sqlite3_stmt *st;
@@ -236,8 +236,8 @@ static int write_landscape(fattn_store *s, long long study, FILE *out)
     fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
                          sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
     fattn_landscape_write_header(out, (const char *)sqlite3_column_text(st, 0),
-                                 (const char *)sqlite3_column_text(st, 1), &shape,
-                                 (const char *)sqlite3_column_text(st, 7));
+                                 (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 8),
+                                 &shape, (const char *)sqlite3_column_text(st, 7));
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(fattn_store_db(s), rows_sql, -1, &st, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot read the trials");

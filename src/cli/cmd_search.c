@@ -472,7 +472,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
 
     /* The evaluator: a worker initialized on the GPU, or the landscape. */
     if (o.replay) {
-        if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, &ev)))
+        if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, t.space.fam, &ev)))
             goto out;
     } else {
         if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
@@ -513,6 +513,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         .space_hash = t.space.hash,
         .space_json = t.space.json,
         .kernel_hash = src.hash,
+        .family = t.space.fam->name,
         .limits_json = limits,
         .argv = cmdline,
         .evaluator = o.replay ? "replay" : "gpu",
@@ -563,7 +564,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
                                 .arch = t.arch,
                                 .shape = &t.shape,
                                 .lim = &t.lim,
-                                .store = store,
+                                .cache = fattn_store_compile_cache(store),
                                 .jobs = (int)o.jobs};
         fattn_tune_ctx tc = {
             .space = &t.space,

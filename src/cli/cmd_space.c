@@ -10,11 +10,15 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 
-static const char help[] =
+static const char help_fmt[] =
     "usage: fattn-tune space [--space FILE] [--filter EXPR] [--count | --list] [--format table|csv|json]\n"
     "\n"
-    "Counts the configurations of a space and shows each parameter's values; --list lists\n"
-    "them (index, stable key, parameters) in the space's stable order. No GPU needed.\n"
+    "Counts the configurations of a space and shows its kernel family and each parameter's\n"
+    "values; --list lists them (index, stable key, parameters) in the space's stable order.\n"
+    "A space file is JSON: {\"family\": \"mma\", \"parameters\": {\"BLOCK_M\": [64, 128], ...}};\n"
+    "\"family\" names the kernel family whose parameters it lists (known: %s), and a\n"
+    "file without it is the mma family's (the mma.sync kernel, kernels/fattn_fwd.cu). A key\n"
+    "of a family other than mma starts with the family's name. No GPU needed.\n"
     "\n"
     "  --count              print only the number of (matching) configurations\n"
     "  --list               list the (matching) configurations\n"
@@ -49,11 +53,11 @@ static void describe(const cli_target *t, size_t matching, int format)
             fattn_json_string(stdout, t->filter_text);
         else
             fputs("null", stdout);
-        printf(",\n  \"parameters\": {");
-        for (int p = 0; p < FATTN_NPARAMS; ++p) {
+        printf(",\n  \"family\": \"%s\",\n  \"parameters\": {", t->space.fam->name);
+        for (int p = 0, n = 0; p < t->space.fam->nparams; ++p) {
             if (!t->space.listed[p])
                 continue;
-            printf("%s\n    \"%s\": [", p ? "," : "", fattn_params[p].name);
+            printf("%s\n    \"%s\": [", n++ ? "," : "", t->space.fam->params[p].name);
             for (int k = 0; k < t->space.nvalues[p]; ++k)
                 printf("%s%d", k ? ", " : "", t->space.values[p][k]);
             printf("]");
@@ -64,8 +68,9 @@ static void describe(const cli_target *t, size_t matching, int format)
     const char *names[] = {"parameter", "values", "meaning"};
     fattn_rows rows;
     fattn_rows_init(&rows, 3, names);
-    for (int p = 0; p < FATTN_NPARAMS; ++p) {
-        if (!t->space.listed[p] && fattn_params[p].test_only)
+    const fattn_param_info *params = t->space.fam->params;
+    for (int p = 0; p < t->space.fam->nparams; ++p) {
+        if (!t->space.listed[p] && params[p].test_only)
             continue;
         fattn_strbuf sb;
         fattn_sb_init(&sb);
@@ -73,12 +78,14 @@ static void describe(const cli_target *t, size_t matching, int format)
             fattn_sb_addf(&sb, "%s%d", k ? " " : "", t->space.values[p][k]);
         if (!t->space.listed[p])
             fattn_sb_adds(&sb, " (default)");
-        const char *cells[] = {fattn_params[p].name, sb.s, fattn_params[p].help};
+        const char *cells[] = {params[p].name, sb.s, params[p].help};
         fattn_rows_add(&rows, cells, NULL);
         fattn_sb_release(&sb);
     }
     if (format == FATTN_FMT_TABLE) {
         printf("space:          %s (sha256 %.16s)\n", t->space.label, t->space.hash);
+        printf("family:         %s%s\n", t->space.fam->name,
+               t->space.family_named ? "" : " (the default: the space file names no \"family\")");
         printf("configurations: %zu\n", t->space.count);
         if (t->filter_text)
             printf("matching:       %zu (%s)\n", matching, t->filter_text);
@@ -102,6 +109,8 @@ int cmd_space(int argc, char **argv, cli_common *c)
     space_opts o = {0, 0, FATTN_FMT_TABLE};
     cli_target t;
     int rc;
+    char help[sizeof help_fmt + 256];
+    snprintf(help, sizeof help, help_fmt, fattn_family_names());
     cli_target_init(&t);
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)

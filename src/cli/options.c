@@ -83,7 +83,7 @@ int cli_target_option(cli_target *t, int opt, const char *arg)
             return FATTN_EUSAGE;
         t->device = (int)v;
         return 1;
-    case OPT_FILTER: t->filter_text = arg; return fattn_filter_parse(arg, &t->filter) ? FATTN_EUSAGE : 1;
+    case OPT_FILTER: t->filter_text = arg; return 1; /* read once the space (its family) is known */
     case OPT_SMEM_LIMIT: t->smem_limit_text = arg; return 1;
     case OPT_MAX_BANK_WAYS:
         if (cli_long("--max-bank-ways", arg, 1, 32, &v))
@@ -172,7 +172,9 @@ int cli_target_finish(cli_target *t, int needs, const char *cmd)
         if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
             return rc;
         t->space_loaded = 1;
-        if (t->filter_text && (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space)))
+        if (t->filter_text
+            && ((rc = fattn_filter_parse(t->filter_text, t->space.fam, &t->filter))
+                || (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space))))
             return rc;
     }
     return FATTN_OK;
@@ -257,24 +259,30 @@ char *cli_command_line(const cli_common *c)
 
 void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format)
 {
-    const char *names[2 + FATTN_NTUNABLES] = {"index", "key"};
-    unsigned char numeric[2 + FATTN_NTUNABLES];
+    /* index, key, then the family's tunables (its test-only overrides left out) */
+    const fattn_family *f = space->fam;
+    const char *names[2 + FATTN_MAX_PARAMS] = {"index", "key"};
+    unsigned char numeric[2 + FATTN_MAX_PARAMS];
+    int cols[FATTN_MAX_PARAMS], ncols = 0;
     fattn_rows rows;
-    for (int i = 0; i < FATTN_NTUNABLES; ++i)
-        names[2 + i] = fattn_params[i].name;
+    for (int p = 0; p < f->nparams; ++p)
+        if (!f->params[p].test_only) {
+            names[2 + ncols] = f->params[p].name;
+            cols[ncols++] = p;
+        }
     memset(numeric, 1, sizeof numeric);
     numeric[1] = 0;
-    fattn_rows_init(&rows, 2 + FATTN_NTUNABLES, names);
+    fattn_rows_init(&rows, 2 + ncols, names);
     for (size_t k = 0; k < n; ++k) {
         fattn_config c;
-        char cells[2 + FATTN_NTUNABLES][FATTN_KEY_MAX];
-        const char *ptrs[2 + FATTN_NTUNABLES];
+        char cells[2 + FATTN_MAX_PARAMS][FATTN_KEY_MAX];
+        const char *ptrs[2 + FATTN_MAX_PARAMS];
         fattn_space_config(space, indices[k], &c);
         snprintf(cells[0], sizeof cells[0], "%zu", indices[k]);
         fattn_config_key(&c, cells[1]);
-        for (int p = 0; p < FATTN_NTUNABLES; ++p)
-            snprintf(cells[2 + p], sizeof cells[2 + p], "%d", c.v[p]);
-        for (int i = 0; i < 2 + FATTN_NTUNABLES; ++i)
+        for (int i = 0; i < ncols; ++i)
+            snprintf(cells[2 + i], sizeof cells[2 + i], "%d", c.v[cols[i]]);
+        for (int i = 0; i < 2 + ncols; ++i)
             ptrs[i] = cells[i];
         fattn_rows_add(&rows, ptrs, numeric);
     }

@@ -50,6 +50,7 @@ static void compile_job(void *arg)
     }
     fattn_cache_entry *e = &it->entry;
     snprintf(e->key, sizeof e->key, "%s", it->cache_key);
+    e->family = fattn_xstrdup(it->cfg.fam->name);
     e->kernel_hash = fattn_xstrdup(ctx->src->hash);
     e->arch = fattn_xstrdup(ctx->arch->name);
     e->options = fattn_xstrdup(o.key);
@@ -119,7 +120,7 @@ fattn_compiler *fattn_compiler_open(const fattn_compile_ctx *ctx)
 int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *it)
 {
     set_key(c->ctx, it);
-    int hit = c->ctx->store ? fattn_store_cache_get(c->ctx->store, it->cache_key, &it->entry) : 0;
+    int hit = c->ctx->cache.arg ? c->ctx->cache.get(c->ctx->cache.arg, it->cache_key, &it->entry) : 0;
     if (hit < 0)
         return FATTN_EFAIL;
     if (hit) {
@@ -154,7 +155,7 @@ fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc)
         --c->queued;
         it = j->item;
         free(j);
-        if (!it->env_error && c->ctx->store && fattn_store_cache_put(c->ctx->store, &it->entry))
+        if (!it->env_error && c->ctx->cache.arg && c->ctx->cache.put(c->ctx->cache.arg, &it->entry))
             *rc = FATTN_EFAIL;
     } else {
         return NULL;

@@ -17,7 +17,7 @@
 #include "compile/kernel_src.h"
 #include "compile/nvrtc.h"
 #include "compile/postgates.h"
-#include "store/store.h"
+#include "compile/cache.h"
 
 typedef struct fattn_compile_item {
     fattn_config cfg;
@@ -38,7 +38,7 @@ typedef struct fattn_compile_ctx {
     const fattn_arch *arch;
     const fattn_shape *shape;
     const fattn_gate_limits *lim;
-    fattn_store *store; /* compile cache; NULL for none */
+    fattn_compile_cache cache; /* .arg NULL: no cache */
     int jobs;
     volatile sig_atomic_t *interrupted; /* stop when it becomes non-zero; may be NULL */
     /* Called on the calling thread for each finished item; a non-zero

@@ -46,9 +46,9 @@ void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim
     add(o, &key, "--use_fast_math");
     add(o, &key, "--ptxas-options=-v");
     if (cfg) {
-        for (int i = 0; i < FATTN_NPARAMS; ++i)
+        for (int i = 0; i < cfg->fam->nparams; ++i)
             if (fattn_param_shown(cfg, i))
-                add(o, &key, "-D%s=%d", fattn_params[i].name, cfg->v[i]);
+                add(o, &key, "-D%s=%d", cfg->fam->params[i].name, cfg->v[i]);
     }
     add(o, &key, "-DHEAD_DIM=%d", head_dim);
     add(o, &key, "-DCAUSAL=%d", causal ? 1 : 0);

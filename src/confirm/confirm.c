@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/export.h"
 #include "util/err.h"
 
 int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out)

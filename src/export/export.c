@@ -15,37 +15,6 @@
 #include "util/escape.h"
 #include "util/misc.h"
 
-long long fattn_latest_study(fattn_store *s)
-{
-    sqlite3_stmt *st;
-    long long id = 0;
-    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT max(id) FROM studies", -1, &st, NULL) != SQLITE_OK) {
-        fattn_store_fail(s, "cannot read studies");
-        return 0;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW)
-        id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (!id)
-        fattn_error(FATTN_EFAIL, "database %s holds no study yet; run fattn-tune compile (or search) first",
-                    fattn_store_path(s));
-    return id;
-}
-
-int fattn_study_exists(fattn_store *s, long long id)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT 1 FROM studies WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read studies");
-    sqlite3_bind_int64(st, 1, id);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    if (!found)
-        return fattn_error(FATTN_EUSAGE, "--study %lld: no such study in %s; see fattn-tune query studies", id,
-                           fattn_store_path(s));
-    return FATTN_OK;
-}
-
 typedef struct best {
     long long study, trial;
     char *created, *command, *strategy, *arch, *device, *kernel_hash, *space_hash, *timing, *key, *cache_key;
@@ -194,9 +163,10 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->timing = text(st, 13);
     b->trial = sqlite3_column_int64(st, 14);
     b->key = text(st, 15);
-    for (int i = 0; i < FATTN_NPARAMS; ++i)
+    b->cfg.fam = &fattn_family_mma; /* the per-parameter columns are the mma family's */
+    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
         b->cfg.v[i] = sqlite3_column_int(st, 16 + i);
-    const int m = 16 + FATTN_NPARAMS; /* the columns after the parameters */
+    const int m = 16 + FATTN_MMA_NPARAMS; /* the columns after the parameters */
     b->median = sqlite3_column_double(st, m);
     b->p10 = sqlite3_column_double(st, m + 1);
     b->p90 = sqlite3_column_double(st, m + 2);
@@ -291,9 +261,9 @@ static void write_header(const best *b, FILE *out)
           " */\n",
           out);
     fputs("#ifndef FATTN_TUNED_H\n#define FATTN_TUNED_H\n\n", out);
-    for (int i = 0; i < FATTN_NPARAMS; ++i)
+    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
         if (fattn_param_exported(&b->cfg, i))
-            fprintf(out, "#define FATTN_%s %d\n", fattn_params[i].name, b->cfg.v[i]);
+            fprintf(out, "#define FATTN_%s %d\n", fattn_mma_params[i].name, b->cfg.v[i]);
     fprintf(out, "#define FATTN_HEAD_DIM %d\n#define FATTN_CAUSAL %d\n", b->shape.head_dim, b->shape.causal);
     fprintf(out, "#define FATTN_THREADS %d\n#define FATTN_SMEM_BYTES %d\n\n", 32 * b->cfg.v[FATTN_P_NUM_WARPS],
             b->smem);
@@ -372,9 +342,9 @@ static void write_json(const best *b, FILE *out)
     fattn_json_string(out, b->key);
     fputs(",\n  \"config\": {", out);
     int first = 1;
-    for (int i = 0; i < FATTN_NPARAMS; ++i)
+    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
         if (fattn_param_exported(&b->cfg, i)) {
-            fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fattn_params[i].name, b->cfg.v[i]);
+            fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fattn_mma_params[i].name, b->cfg.v[i]);
             first = 0;
         }
     fprintf(out,

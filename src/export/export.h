@@ -48,10 +48,4 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
  * (schema_version 1.0.0). */
 int fattn_export_t4(fattn_store *s, long long study, FILE *out);
 
-/* The id of the latest study, or 0 with an error reported when there is none. */
-long long fattn_latest_study(fattn_store *s);
-
-/* Checks that study `id` exists; reports an error otherwise. */
-int fattn_study_exists(fattn_store *s, long long id);
-
 #endif

@@ -68,8 +68,8 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
         first = 0;
         fattn_json_string(out, (const char *)sqlite3_column_text(st, 1));
         fputs(", \"configuration\": {", out);
-        for (int p = 0; p < FATTN_NTUNABLES; ++p)
-            fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_params[p].name, sqlite3_column_int(st, 2 + p));
+        for (int p = 0; p < FATTN_MMA_NTUNABLES; ++p)
+            fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_mma_params[p].name, sqlite3_column_int(st, 2 + p));
         /* The times as Kernel Tuner's writer names them (file_utils.py,
          * store_output_file), in milliseconds, 0 where a trial spent none
          * or its study did not record it: NVRTC, the worker's timing and

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "confirm/stats.h"
+#include "run/compare.h"
 #include "export/export.h"
 #include "gates/gates.h"
 #include "report/svg.h"

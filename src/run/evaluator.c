@@ -423,7 +423,7 @@ static void replay_close(fattn_evaluator *base)
 
 static const fattn_evaluator_ops replay_ops = {"replay", replay_one, NULL, replay_close};
 
-int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out)
+int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, const fattn_family *fam, fattn_evaluator **out)
 {
     replay_eval *r = fattn_xcalloc(1, sizeof *r);
     int rc = fattn_landscape_load(path, &r->land);
@@ -439,6 +439,14 @@ int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_ev
         fattn_shape_format(s, b, sizeof b);
         replay_close(&r->base);
         return fattn_error(FATTN_EUSAGE, "--evaluator replay:%s: the landscape is for %s, not %s", path, a, b);
+    }
+    if (r->land.fam != fam) {
+        const char *theirs = r->land.fam->name;
+        replay_close(&r->base);
+        return fattn_error(FATTN_EUSAGE,
+                           "--evaluator replay:%s: the landscape holds the %s family's configurations; the space's "
+                           "family is %s",
+                           path, theirs, fam->name);
     }
     r->base.ops = &replay_ops;
     snprintf(r->base.method, sizeof r->base.method, "replayed from %.200s (measured: %.250s)", path,

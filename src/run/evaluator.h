@@ -104,7 +104,7 @@ struct fattn_evaluator {
 int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **out);
 
 /* Loads a landscape for shape `s` (its header must name the same shape). */
-int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, fattn_evaluator **out);
+int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, const fattn_family *fam, fattn_evaluator **out);
 
 int fattn_evaluate(fattn_evaluator *e, const fattn_eval_request *req, fattn_eval_result *out);
 

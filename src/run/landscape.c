@@ -46,6 +46,7 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
     int rc = FATTN_OK, lineno = 0, header = 0;
     size_t cap = 0;
     memset(l, 0, sizeof *l);
+    l->fam = fattn_families[0];
     if ((rc = fattn_read_file(path, "landscape file", FATTN_EUSAGE, &text, NULL)))
         return rc;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -65,7 +66,13 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
                 snprintf(l->device, sizeof l->device, "%s", v + 10);
             else if ((v = strstr(line, "# arch: ")) == line)
                 snprintf(l->arch, sizeof l->arch, "%s", v + 8);
-            else if ((v = strstr(line, "# method: ")) == line)
+            else if ((v = strstr(line, "# family: ")) == line) {
+                if (!(l->fam = fattn_family_find(v + 10))) {
+                    rc = fattn_error(FATTN_EUSAGE, "%s: line %d: unknown kernel family '%s'; expected one of %s", path,
+                                     lineno, v + 10, fattn_family_names());
+                    break;
+                }
+            } else if ((v = strstr(line, "# method: ")) == line)
                 snprintf(l->method, sizeof l->method, "%s", v + 10);
             else if ((v = strstr(line, "# causal: ")) == line)
                 l->shape.causal = atoi(v + 10);
@@ -114,6 +121,11 @@ int fattn_landscape_load(const char *path, fattn_landscape *l)
             rc = fattn_error(FATTN_EUSAGE, "%s: line %d: malformed entry", path, lineno);
             break;
         }
+        if (cfg.fam != l->fam) {
+            rc = fattn_error(FATTN_EUSAGE, "%s: line %d: key %s is of family %s; the landscape's is %s", path, lineno,
+                             f[0], cfg.fam->name, l->fam->name);
+            break;
+        }
         fattn_config_key(&cfg, e.key);
         snprintf(e.status, sizeof e.status, "%s", f[1]);
         snprintf(e.reason, sizeof e.reason, "%s", f[2]);
@@ -150,10 +162,12 @@ void fattn_landscape_release(fattn_landscape *l)
     memset(l, 0, sizeof *l);
 }
 
-void fattn_landscape_write_header(FILE *f, const char *device, const char *arch, const fattn_shape *s,
-                                  const char *method)
+void fattn_landscape_write_header(FILE *f, const char *device, const char *arch, const char *family,
+                                  const fattn_shape *s, const char *method)
 {
-    fprintf(f, "# fattn-tune landscape 1\n# device: %s\n# arch: %s\n# shape: %d,%d,%d,%d\n# causal: %d\n",
-            device ? device : "unknown", arch, s->batch, s->heads, s->seqlen, s->head_dim, s->causal);
+    fprintf(f,
+            "# fattn-tune landscape 1\n# device: %s\n# arch: %s\n# family: %s\n# shape: %d,%d,%d,%d\n# causal: "
+            "%d\n",
+            device ? device : "unknown", arch, family, s->batch, s->heads, s->seqlen, s->head_dim, s->causal);
     fprintf(f, "# method: %s\nkey,status,reason,median_us,p10_us,p90_us\n", method ? method : "unknown");
 }

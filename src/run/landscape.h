@@ -6,6 +6,7 @@
  *   # fattn-tune landscape 1
  *   # device: NVIDIA H100 80GB HBM3
  *   # arch: sm_90
+ *   # family: mma
  *   # shape: 2,8,512,64
  *   # causal: 0
  *   # method: CUDA graph of 20 launches ...
@@ -13,7 +14,9 @@
  *   bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1,ok,,6.1,6.0,6.3
  *   bm64-bn64-bk32-w4-s1-u1-cp1-sw0-h1-pad2,rejected,runtime_fault,,,
  * `fattn-tune query landscape` writes it from a study; the replay evaluator
- * reads it.
+ * reads it. The family line names the kernel family (space/family.h) whose
+ * keys the file holds; a file without one (written before families) is the
+ * mma family's, and every key must be of the file's family.
  */
 #ifndef FATTN_RUN_LANDSCAPE_H
 #define FATTN_RUN_LANDSCAPE_H
@@ -34,6 +37,7 @@ typedef struct fattn_landscape_entry {
 typedef struct fattn_landscape {
     char device[256];
     char arch[16];
+    const fattn_family *fam; /* "# family:", or mma */
     char method[512];
     fattn_shape shape;
     size_t n;
@@ -49,7 +53,7 @@ const fattn_landscape_entry *fattn_landscape_find(const fattn_landscape *l, cons
 void fattn_landscape_release(fattn_landscape *l);
 
 /* Writes the header lines of a landscape. */
-void fattn_landscape_write_header(FILE *f, const char *device, const char *arch, const fattn_shape *s,
-                                  const char *method);
+void fattn_landscape_write_header(FILE *f, const char *device, const char *arch, const char *family,
+                                  const fattn_shape *s, const char *method);
 
 #endif

@@ -256,12 +256,12 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
     }
 
     /* The macros NVRTC gets, and the simulator headers' text. */
-    char defs[FATTN_NPARAMS + 2][48];
-    const char *defp[FATTN_NPARAMS + 2];
+    char defs[FATTN_MAX_PARAMS + 2][48];
+    const char *defp[FATTN_MAX_PARAMS + 2];
     int ndefs = 0;
-    for (int i = 0; i < FATTN_NPARAMS; ++i)
+    for (int i = 0; i < cfg->fam->nparams; ++i)
         if (fattn_param_shown(cfg, i))
-            snprintf(defs[ndefs++], sizeof defs[0], "-D%s=%d", fattn_params[i].name, cfg->v[i]);
+            snprintf(defs[ndefs++], sizeof defs[0], "-D%s=%d", cfg->fam->params[i].name, cfg->v[i]);
     snprintf(defs[ndefs++], sizeof defs[0], "-DHEAD_DIM=%d", head_dim);
     snprintf(defs[ndefs++], sizeof defs[0], "-DCAUSAL=%d", causal ? 1 : 0);
     for (int i = 0; i < ndefs; ++i)

@@ -28,15 +28,15 @@ static void shape_of(const int *r, fattn_shape *s)
 int fattn_sim_covering(const fattn_space *space, const fattn_arch *arch, fattn_sim_case **out, size_t *n,
                        size_t *npairs)
 {
-    const int nf = F_SHAPE + FATTN_NPARAMS;
-    int nvalues[F_SHAPE + FATTN_NPARAMS] = {2, 2, 4, 2};
+    const int np = space->fam->nparams, nf = F_SHAPE + np;
+    int nvalues[F_SHAPE + FATTN_MAX_PARAMS] = {2, 2, 4, 2};
     size_t shapes = 2 * 2 * 4 * 2;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < np; ++p)
         nvalues[F_SHAPE + p] = space->nvalues[p] ? space->nvalues[p] : 1;
-    for (int p = 0; p < FATTN_NPARAMS; ++p)
+    for (int p = 0; p < np; ++p)
         if (nvalues[F_SHAPE + p] > FATTN_COVER_MAX_VALUES)
             return fattn_error(FATTN_EFAIL, "covering sample: %s lists %d values; at most %d are covered",
-                               fattn_params[p].name, nvalues[F_SHAPE + p], FATTN_COVER_MAX_VALUES);
+                               space->fam->params[p].name, nvalues[F_SHAPE + p], FATTN_COVER_MAX_VALUES);
     const size_t cand = space->count * shapes;
     int *rows = malloc(cand * (size_t)nf * sizeof *rows);
     size_t *chosen = malloc((cand ? cand : 1) * sizeof *chosen);
@@ -52,8 +52,8 @@ int fattn_sim_covering(const fattn_space *space, const fattn_arch *arch, fattn_s
     for (size_t i = 0; i < space->count; ++i) {
         fattn_config c;
         fattn_space_config(space, i, &c);
-        int idx[FATTN_NPARAMS];
-        for (int p = 0; p < FATTN_NPARAMS; ++p) {
+        int idx[FATTN_MAX_PARAMS];
+        for (int p = 0; p < np; ++p) {
             idx[p] = 0;
             for (int k = 0; k < space->nvalues[p]; ++k)
                 if (space->values[p][k] == c.v[p])
@@ -63,7 +63,7 @@ int fattn_sim_covering(const fattn_space *space, const fattn_arch *arch, fattn_s
             int *r = rows + nrows * (size_t)nf;
             r[F_D] = (int)(sh % 2), r[F_CAUSAL] = (int)(sh / 2 % 2), r[F_S] = (int)(sh / 4 % 4);
             r[F_BH] = (int)(sh / 16);
-            memcpy(r + F_SHAPE, idx, sizeof idx);
+            memcpy(r + F_SHAPE, idx, (size_t)np * sizeof idx[0]);
             fattn_shape s;
             shape_of(r, &s);
             fattn_gate_input in = {&c, &s, arch, &lim};
@@ -84,8 +84,8 @@ int fattn_sim_covering(const fattn_space *space, const fattn_arch *arch, fattn_s
     }
     for (int i = 0; i < k; ++i) {
         const int *r = rows + chosen[i] * (size_t)nf;
-        fattn_config_default(&cases[i].cfg);
-        for (int p = 0; p < FATTN_NPARAMS; ++p)
+        fattn_config_default(&cases[i].cfg, space->fam);
+        for (int p = 0; p < np; ++p)
             if (space->nvalues[p])
                 cases[i].cfg.v[p] = space->values[p][r[F_SHAPE + p]];
         shape_of(r, &cases[i].shape);

@@ -42,7 +42,7 @@ static int check_duplicates(const cJSON *obj, const char *label, const char *pat
 
 static int parse_values(fattn_space *sp, int id, const cJSON *arr, const char *label)
 {
-    const fattn_param_info *p = &fattn_params[id];
+    const fattn_param_info *p = &sp->fam->params[id];
     int n = 0;
     if (!cJSON_IsArray(arr))
         return fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: expected an array of integers, got %s", label, p->name,
@@ -120,9 +120,22 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
     if ((rc = check_duplicates(root, label, "$")))
         goto out;
     const cJSON *params = NULL;
+    sp->fam = fattn_families[0];
     for (const cJSON *m = root->child; m; m = m->next) {
         if (strcmp(m->string, "parameters") == 0) {
             params = m;
+        } else if (strcmp(m->string, "family") == 0) {
+            if (!cJSON_IsString(m)) {
+                rc = fattn_error(FATTN_EUSAGE, "%s: $.family: expected a family name (one of %s), got %s", label,
+                                 fattn_family_names(), json_type(m));
+                goto out;
+            }
+            if (!(sp->fam = fattn_family_find(m->valuestring))) {
+                rc = fattn_error(FATTN_EUSAGE, "%s: $.family: unknown kernel family \"%s\"; expected one of %s", label,
+                                 m->valuestring, fattn_family_names());
+                goto out;
+            }
+            sp->family_named = 1;
         } else if (strcmp(m->string, "description") == 0) {
             if (!cJSON_IsString(m)) {
                 rc = fattn_error(FATTN_EUSAGE, "%s: $.description: expected a string, got %s", label, json_type(m));
@@ -131,7 +144,7 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
         } else {
             rc = fattn_error(FATTN_EUSAGE,
                              "%s: $.%s: unknown key; expected \"parameters\" and optionally "
-                             "\"description\"",
+                             "\"description\" and \"family\"",
                              label, m->string);
             goto out;
         }
@@ -150,23 +163,22 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
     if ((rc = check_duplicates(params, label, "$.parameters")))
         goto out;
     for (const cJSON *m = params->child; m; m = m->next) {
-        int id = fattn_param_find(m->string);
+        int id = fattn_param_find(sp->fam, m->string);
         if (id < 0) {
-            rc = fattn_error(FATTN_EUSAGE,
-                             "%s: $.parameters.%s: unknown parameter; expected one of BLOCK_M, BLOCK_N, "
-                             "BLOCK_K, NUM_WARPS, STAGES, UNROLL, CP_ASYNC, SWIZZLE, HALF2 (test only: PAD_BYTES, "
-                             "COPY_COLMAJOR)",
-                             label, m->string);
+            char names[512];
+            rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: unknown parameter; expected one of %s%s%s", label,
+                             m->string, fattn_param_names(sp->fam, names, sizeof names),
+                             sp->family_named ? " (family " : "", sp->family_named ? sp->fam->name : "");
             goto out;
         }
         if ((rc = parse_values(sp, id, m, label)))
             goto out;
     }
     sp->count = 1;
-    for (int i = 0; i < FATTN_NPARAMS; ++i) {
+    for (int i = 0; i < FATTN_MAX_PARAMS; ++i) {
         if (!sp->listed[i]) {
             sp->nvalues[i] = 1;
-            sp->values[i][0] = fattn_params[i].def;
+            sp->values[i][0] = i < sp->fam->nparams ? sp->fam->params[i].def : 0;
         }
         sp->count *= (size_t)sp->nvalues[i];
     }
@@ -199,7 +211,8 @@ void fattn_space_release(fattn_space *sp)
 
 void fattn_space_config(const fattn_space *sp, size_t index, fattn_config *out)
 {
-    for (int i = FATTN_NPARAMS - 1; i >= 0; --i) {
+    out->fam = sp->fam;
+    for (int i = FATTN_MAX_PARAMS - 1; i >= 0; --i) {
         size_t n = (size_t)sp->nvalues[i];
         out->v[i] = sp->values[i][index % n];
         index /= n;
@@ -219,7 +232,7 @@ static int repeated(const fattn_filter *f, int param, int op)
     return 0;
 }
 
-int fattn_filter_parse(const char *text, fattn_filter *f)
+int fattn_filter_parse(const char *text, const fattn_family *fam, fattn_filter *f)
 {
     static const struct {
         const char *s;
@@ -236,7 +249,7 @@ int fattn_filter_parse(const char *text, fattn_filter *f)
         const char *rest = tok + name_len;
         while (*rest == ' ')
             ++rest;
-        int id = fattn_param_find(name), op = -1;
+        int id = fattn_param_find(fam, name), op = -1;
         size_t op_len = 0;
         for (size_t i = 0; i < sizeof ops / sizeof ops[0] && op < 0; ++i)
             if (strncmp(rest, ops[i].s, strlen(ops[i].s)) == 0)
@@ -311,7 +324,7 @@ int fattn_filter_check(const fattn_filter *f, const char *text, const fattn_spac
                 fattn_sb_addf(&vals, "%s%d", k ? ", " : "", sp->values[p][k]);
             char *list = fattn_sb_detach(&vals);
             int rc = fattn_error(FATTN_EUSAGE, "--filter '%s': %d is not a value of %s in %s; expected one of %s", text,
-                                 f->terms[i].value, fattn_params[p].name, sp->label, list);
+                                 f->terms[i].value, sp->fam->params[p].name, sp->label, list);
             free(list);
             return rc;
         }

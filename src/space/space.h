@@ -5,14 +5,16 @@
  * File format (search/space.json is the default space):
  *   {
  *     "description": "free text",
+ *     "family": "mma",
  *     "parameters": { "BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64, 128], ... }
  *   }
- * Every listed parameter must be known (params.h) and listed once, with a
- * non-empty array of distinct integers in its range. Parameters not listed
- * keep their default. Errors name the JSON path, e.g.
+ * "family" names the kernel family (family.h); a file without it is the mma
+ * family's. Every listed parameter must be one of the family's and listed
+ * once, with a non-empty array of distinct integers in its range.
+ * Parameters not listed keep their default. Errors name the JSON path, e.g.
  *   space.json: $.parameters.BLOCK_K[2]: expected an integer, got 1.5
  *
- * Enumeration order: parameters in registry order, the first varying slowest,
+ * Enumeration order: parameters in the family's table order, the first varying slowest,
  * values in the order the file lists them. Index i of a space is therefore
  * stable for a given file.
  */
@@ -26,12 +28,14 @@
 #define FATTN_SPACE_MAX_VALUES 64
 
 typedef struct fattn_space {
-    char *label; /* file path, for messages */
-    int nvalues[FATTN_NPARAMS];
-    int values[FATTN_NPARAMS][FATTN_SPACE_MAX_VALUES];
-    int listed[FATTN_NPARAMS]; /* named by the file */
-    char hash[65];             /* sha256 of the file's bytes */
-    char *json;                /* the file's text */
+    char *label;                   /* file path, for messages */
+    const fattn_family *fam;       /* "family" of the file; mma when it names none */
+    int family_named;              /* the file names its family */
+    int nvalues[FATTN_MAX_PARAMS]; /* 1 for parameters past fam->nparams */
+    int values[FATTN_MAX_PARAMS][FATTN_SPACE_MAX_VALUES];
+    int listed[FATTN_MAX_PARAMS]; /* named by the file */
+    char hash[65];                /* sha256 of the file's bytes */
+    char *json;                   /* the file's text */
     size_t count;
 } fattn_space;
 
@@ -58,7 +62,8 @@ typedef struct fattn_filter {
     } terms[32];
 } fattn_filter;
 
-int fattn_filter_parse(const char *text, fattn_filter *f);
+/* Parses a filter on family `fam`'s parameters. */
+int fattn_filter_parse(const char *text, const fattn_family *fam, fattn_filter *f);
 int fattn_filter_match(const fattn_filter *f, const fattn_config *c);
 
 /* A usage error unless every = and != term names a value of the space and

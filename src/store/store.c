@@ -396,15 +396,46 @@ int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner,
     return FATTN_OK;
 }
 
+long long fattn_latest_study(fattn_store *s)
+{
+    sqlite3_stmt *st;
+    long long id = 0;
+    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT max(id) FROM studies", -1, &st, NULL) != SQLITE_OK) {
+        fattn_store_fail(s, "cannot read studies");
+        return 0;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (!id)
+        fattn_error(FATTN_EFAIL, "database %s holds no study yet; run fattn-tune compile (or search) first",
+                    fattn_store_path(s));
+    return id;
+}
+
+int fattn_study_exists(fattn_store *s, long long id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT 1 FROM studies WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read studies");
+    sqlite3_bind_int64(st, 1, id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!found)
+        return fattn_error(FATTN_EUSAGE, "--study %lld: no such study in %s; see fattn-tune query studies", id,
+                           fattn_store_path(s));
+    return FATTN_OK;
+}
+
 int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id)
 {
     static const char sql[] =
         "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
         "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
         "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method, args_json, "
-        "runner) "
+        "runner, family) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
     sqlite3_stmt *st;
     char now[32], cjson[32], runner[320];
     if (fattn_store_prepare(s, sql, &st))
@@ -441,6 +472,7 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     fattn_store_bind_text(st, 25, r->timing_method);
     fattn_store_bind_text(st, 26, r->args_json);
     fattn_store_bind_text(st, 27, fattn_process_tag(0, runner, sizeof runner) ? NULL : runner);
+    fattn_store_bind_text(st, 28, r->family ? r->family : fattn_families[0]->name);
     if (fattn_store_step_done(s, st, "cannot record the study"))
         return FATTN_EFAIL;
     *id = sqlite3_last_insert_rowid(s->db);
@@ -597,10 +629,10 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
         "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, validation_ms, benchmark_ms, "
-        "strategy_ms, rel_l2, numerics_inputs, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "strategy_ms, rel_l2, numerics_inputs, params_json, " FATTN_TRIAL_PARAM_COLUMNS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?31, ?32, ?33, ?34, ?35, "
-        "?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?49, ?31, ?32, ?33, ?34, "
+        "?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
     if (fattn_store_prepare(s, sql, &st))
@@ -610,8 +642,12 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     sqlite3_bind_int64(st, 1, r->study_id);
     sqlite3_bind_int64(st, 2, r->seq);
     fattn_store_bind_text(st, 3, key);
-    for (int i = 0; i < FATTN_NPARAMS; ++i)
-        sqlite3_bind_int(st, 31 + i, r->cfg->v[i]); /* FATTN_TRIAL_PARAM_COLUMNS */
+    if (r->cfg->fam == &fattn_family_mma) /* the columns are the mma family's; NULL for another's */
+        for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
+            sqlite3_bind_int(st, 31 + i, r->cfg->v[i]); /* FATTN_TRIAL_PARAM_COLUMNS */
+    char params[FATTN_PARAMS_JSON_MAX];
+    fattn_config_json(r->cfg, params, sizeof params);
+    fattn_store_bind_text(st, 49, params);
     fattn_store_bind_text(st, 4, r->status);
     fattn_store_bind_text(st, 5, r->reason);
     fattn_store_bind_text(st, 6, r->detail);
@@ -683,7 +719,7 @@ int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
 {
     static const char sql[] =
         "SELECT kernel_hash, arch, options, nvrtc_version, ok, log, cubin, compile_ms, registers, spill_stores, "
-        "spill_loads, stack_frame, smem_static, smem_dynamic, threads FROM compile_cache WHERE key = ?1";
+        "spill_loads, stack_frame, smem_static, smem_dynamic, threads, family FROM compile_cache WHERE key = ?1";
     sqlite3_stmt *st;
     if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
@@ -720,6 +756,7 @@ int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
     e->res.smem_static = (unsigned)sqlite3_column_int(st, 12);
     e->res.smem_dynamic = (unsigned)sqlite3_column_int(st, 13);
     e->res.threads = (unsigned)sqlite3_column_int(st, 14);
+    e->family = column_dup(st, 15);
     sqlite3_finalize(st);
     return 1;
 }
@@ -728,8 +765,8 @@ int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
 {
     static const char sql[] =
         "INSERT OR REPLACE INTO compile_cache (key, kernel_hash, arch, options, nvrtc_version, created_at, ok, log, "
-        "cubin, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, threads) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+        "cubin, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, threads, "
+        "family) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
     sqlite3_stmt *st;
     char now[32];
     if (fattn_store_prepare(s, sql, &st))
@@ -748,6 +785,7 @@ int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
     else
         sqlite3_bind_null(st, 9);
     sqlite3_bind_double(st, 10, e->compile_ms);
+    fattn_store_bind_text(st, 18, e->family ? e->family : fattn_families[0]->name);
     if (e->ok) {
         sqlite3_bind_int(st, 11, (int)e->res.regs);
         sqlite3_bind_int(st, 12, (int)e->res.spill_stores);
@@ -760,13 +798,17 @@ int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e)
     return fattn_store_step_done(s, st, "cannot store a compile-cache entry");
 }
 
-void fattn_cache_entry_release(fattn_cache_entry *e)
+static int cache_get(void *arg, const char *key, fattn_cache_entry *e)
 {
-    free(e->kernel_hash);
-    free(e->arch);
-    free(e->options);
-    free(e->nvrtc_version);
-    free(e->log);
-    free(e->cubin);
-    memset(e, 0, sizeof *e);
+    return fattn_store_cache_get(arg, key, e);
+}
+
+static int cache_put(void *arg, const fattn_cache_entry *e)
+{
+    return fattn_store_cache_put(arg, e);
+}
+
+fattn_compile_cache fattn_store_compile_cache(fattn_store *s)
+{
+    return (fattn_compile_cache){.arg = s, .get = cache_get, .put = cache_put};
 }

@@ -20,8 +20,9 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "compile/cache.h"
 #include "compile/postgates.h"
-#include "confirm/stats.h"
+#include "run/compare.h"
 #include "run/evaluator.h"
 #include "space/params.h"
 #include "target/shape.h"
@@ -30,7 +31,7 @@
 #define FATTN_APPLICATION_ID 0x46415454 /* 'FATT' */
 
 /* The trials table's parameter columns, in registry order (space/params.h);
- * a statement binds or reads them as FATTN_NPARAMS consecutive values. */
+ * a statement binds or reads them as FATTN_MMA_NPARAMS consecutive values. */
 #define FATTN_TRIAL_PARAM_COLUMNS                                                                                      \
     "block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2, split_kv, q_regs, pad_bytes, "    \
     "copy_colmajor"
@@ -86,7 +87,14 @@ typedef struct fattn_study_rec {
     const char *evaluator;     /* "gpu", "replay"; NULL offline */
     const char *timing_method; /* NULL offline */
     const char *args_json;     /* search: its arguments, for --resume */
+    const char *family;        /* the kernel family's name; NULL: the default (mma) */
 } fattn_study_rec;
+
+/* The id of the latest study, or 0 with an error reported when there is none. */
+long long fattn_latest_study(fattn_store *s);
+
+/* Checks that study `id` exists; reports an error otherwise. */
+int fattn_study_exists(fattn_store *s, long long id);
 
 /* Creates a study with status 'running'. */
 int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id);
@@ -148,20 +156,6 @@ typedef struct fattn_trial_rec {
  * inside a transaction: the trial and its samples commit together). */
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id);
 
-typedef struct fattn_cache_entry {
-    char key[65];
-    char *kernel_hash;
-    char *arch;
-    char *options;
-    char *nvrtc_version;
-    int ok;
-    char *log;
-    void *cubin;
-    size_t cubin_size;
-    double compile_ms;
-    fattn_compiled res; /* res.log aliases log */
-} fattn_cache_entry;
-
 /* Looks a key up: returns 1 and fills *e (release it) when found, 0 when
  * not, FATTN_EFAIL on error. */
 int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e);
@@ -169,7 +163,8 @@ int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
 /* Stores an entry (insert or replace). */
 int fattn_store_cache_put(fattn_store *s, const fattn_cache_entry *e);
 
-void fattn_cache_entry_release(fattn_cache_entry *e);
+/* The compile stage's view of the cache above (compile/cache.h). */
+fattn_compile_cache fattn_store_compile_cache(fattn_store *s);
 
 /* One candidate of a confirm run against its baseline (confirmations.c). */
 typedef struct fattn_confirm_rec {

@@ -211,7 +211,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
-        if (why < 0 && waiting && !full && strat->ops->hint && ctx->cc->store
+        if (why < 0 && waiting && !full && strat->ops->hint && ctx->cc->cache.arg
             && fattn_compiler_pending(comp) < threads) {
             size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
             if (want > hint_cap)

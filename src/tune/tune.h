@@ -61,7 +61,7 @@ typedef struct fattn_tune_prior {
 typedef struct fattn_tune_ctx {
     const fattn_space *space;
     const fattn_space_verdicts *sv; /* static gates: candidates are sv->survivors */
-    const fattn_compile_ctx *cc;    /* compile settings; cc->store is the cache */
+    const fattn_compile_ctx *cc;    /* compile settings; cc->cache is the compile cache */
     fattn_store *store;
     long long study;
     long long *seq; /* next trial number of the study */

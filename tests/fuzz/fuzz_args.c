@@ -25,8 +25,8 @@ static void one(const char *s)
         char text[128];
         snprintf(text, sizeof text, "%d,%d,%d,%d", sh.batch, sh.heads, sh.seqlen, sh.head_dim);
         FUZZ_ASSERT(fattn_shape_parse(text, &again) == FATTN_OK);
-        FUZZ_ASSERT(sh.batch == again.batch && sh.heads == again.heads && sh.seqlen == again.seqlen &&
-                    sh.head_dim == again.head_dim);
+        FUZZ_ASSERT(sh.batch == again.batch && sh.heads == again.heads && sh.seqlen == again.seqlen
+                    && sh.head_dim == again.head_dim);
     }
     const fattn_arch *a = fattn_arch_find(s);
     FUZZ_ASSERT(!a || fattn_arch_find(a->name) == a);
@@ -48,8 +48,8 @@ static void one(const char *s)
         FUZZ_ASSERT(fattn_config_equal(&c, &back));
     }
     fattn_filter f;
-    if (fattn_filter_parse(s, &f) == FATTN_OK) {
-        fattn_config_default(&c);
+    if (fattn_filter_parse(s, &fattn_family_mma, &f) == FATTN_OK) {
+        fattn_config_default(&c, &fattn_family_mma);
         (void)fattn_filter_match(&f, &c);
     }
 }

@@ -1,6 +1,7 @@
 /*
- * stats.h - the statistics of a confirmation: is the candidate faster than
- * the baseline, by how much, and how sure are we?
+ * compare.h - the statistics of comparing two sets of timing samples (a
+ * confirmation): is the candidate faster than the baseline, by how much,
+ * and how sure are we?
  *
  * Everything is nonparametric (GPU times are skewed and often bimodal):
  *   - medians and percentiles (numpy's default linear interpolation);
@@ -14,8 +15,8 @@
  * tests/data/stats-vectors.json holds reference values from scipy/numpy
  * (scripts/stats_vectors.py).
  */
-#ifndef FATTN_CONFIRM_STATS_H
-#define FATTN_CONFIRM_STATS_H
+#ifndef FATTN_RUN_COMPARE_H
+#define FATTN_RUN_COMPARE_H
 
 #include <stddef.h>
 #include <stdint.h>

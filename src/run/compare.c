@@ -1,7 +1,7 @@
 /*
- * stats.c - medians, the bootstrap, Mann-Whitney U and Cliff's delta.
+ * compare.c - medians, the bootstrap, Mann-Whitney U and Cliff's delta.
  */
-#include "confirm/stats.h"
+#include "run/compare.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,0 +1,33 @@
+/*
+ * mma.c - the mma family: the Ampere-style mma.sync FlashAttention forward
+ * kernel (kernels/fattn_fwd.cu), the first family and the default.
+ */
+#include "space/family.h"
+#include "space/params.h"
+
+const fattn_param_info fattn_mma_params[FATTN_MMA_NPARAMS] = {
+    {"BLOCK_M", "bm", 64, 16, 256, 0, 0, "query rows per thread block"},
+    {"BLOCK_N", "bn", 64, 16, 256, 0, 0, "key/value rows per step"},
+    {"BLOCK_K", "bk", 32, 16, 128, 0, 0, "head-dimension chunk of Q.K^T staged per pipeline step"},
+    {"NUM_WARPS", "w", 4, 1, 32, 0, 0, "warps per block"},
+    {"STAGES", "s", 2, 1, 8, 0, 0, "shared-memory buffers in the K/V pipeline"},
+    {"UNROLL", "u", 1, 1, 8, 0, 0, "unroll of the key/value loop"},
+    {"CP_ASYNC", "cp", 1, 0, 1, 0, 0, "cp.async copies (1) or loads through registers (0)"},
+    {"SWIZZLE", "sw", 1, 0, 1, 0, 0, "XOR-swizzled rows (1) or rows padded by PAD_BYTES (0)"},
+    {"HALF2", "h", 1, 0, 1, 0, 0, "16-byte global I/O and packed half2 conversions (1) or scalar (0)"},
+    {"SPLIT_KV", "kv", 1, 1, 8, 0, 1,
+     "blocks of a thread-block cluster sharing one row block's key range, combined through distributed shared "
+     "memory (sm_90+)"},
+    {"Q_REGS", "qr", 0, 0, 1, 0, 1, "Q fragments loaded once into registers (1) or re-read per key tile (0)"},
+    {"PAD_BYTES", "pad", 16, 0, 256, 1, 1, "test only: row pad of unswizzled tiles, in bytes"},
+    {"COPY_COLMAJOR", "cm", 0, 0, 1, 1, 1, "test only: copy loops walk down rows first (uncoalesced)"},
+};
+
+const fattn_family fattn_family_mma = {
+    .name = "mma",
+    .summary = "FlashAttention-2 forward with mma.sync, ldmatrix and cp.async (sm_80 and newer)",
+    .params = fattn_mma_params,
+    .nparams = FATTN_MMA_NPARAMS,
+    .kernel_file = "fattn_fwd.cu",
+    .kernel_name = "fattn_fwd",
+};
