@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     const fattn_arch *arch = fattn_arch_from_cc(info.cc_major, info.cc_minor);
     const char *dir = fattn_default_kernel_dir();
-    if (!arch || fattn_cuda_include(&include) || fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)
+    if (!arch || fattn_cuda_include(&include) || fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &src)
         || fattn_kernel_src_load(dir, FATTN_REF_FILE, &ref))
         return T_HARNESS;
 

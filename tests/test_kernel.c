@@ -38,7 +38,8 @@ static void compile(const char *key, const char *arch, int d, int causal, build 
         fprintf(stderr, "%s: %s\n", key, b->r.log ? b->r.log : fattn_last_error());
         exit(T_HARNESS);
     }
-    if (fattn_resources_read(b->r.log, b->r.cubin, b->r.cubin_size, FATTN_KERNEL_NAME, &b->res, why, sizeof why)) {
+    if (fattn_resources_read(b->r.log, b->r.cubin, b->r.cubin_size, fattn_family_mma.kernel_name, &b->res, why,
+                             sizeof why)) {
         fprintf(stderr, "%s: %s\n", key, why);
         exit(T_HARNESS);
     }
@@ -330,7 +331,7 @@ static void cubin_reader(void)
     fattn_cubin_info ci;
     char why[256];
     compile(BASE, "sm_90", 64, 0, &b);
-    CHECK_INT(fattn_cubin_parse(b.r.cubin, b.r.cubin_size, FATTN_KERNEL_NAME, &ci, why, sizeof why), 0);
+    CHECK_INT(fattn_cubin_parse(b.r.cubin, b.r.cubin_size, fattn_family_mma.kernel_name, &ci, why, sizeof why), 0);
     CHECK_INT(ci.sm, 90);
     /* Registers from .nv.info equal the ptxas report's "Used N registers". */
     const char *used = strstr(b.r.log, "Used ");
@@ -364,14 +365,14 @@ static void cubin_reader(void)
         if (i % 5 == 0)
             size = fattn_rng_below(&rng, size);
         unsigned x;
-        if (fattn_cubin_parse(copy, size, FATTN_KERNEL_NAME, &ci, why, sizeof why) == 0)
+        if (fattn_cubin_parse(copy, size, fattn_family_mma.kernel_name, &ci, why, sizeof why) == 0)
             ++parsed;
         else
             ++rejected;
         fattn_cubin_symbol_u32(copy, size, "fattn_smem_bytes", &x, why, sizeof why);
     }
     CHECK(parsed > 0 && rejected > 0);
-    CHECK_INT(fattn_cubin_parse(copy, 10, FATTN_KERNEL_NAME, &ci, why, sizeof why), -1);
+    CHECK_INT(fattn_cubin_parse(copy, 10, fattn_family_mma.kernel_name, &ci, why, sizeof why), -1);
     CHECK_CONTAINS(why, "not an ELF file");
     free(copy);
     release(&b);
@@ -458,8 +459,8 @@ static void cache_key(void)
 int main(void)
 {
     const char *dir = fattn_default_kernel_dir();
-    if (fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src) || fattn_kernel_src_load(dir, FATTN_REF_FILE, &ref)
-        || fattn_cuda_include(&include))
+    if (fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &src)
+        || fattn_kernel_src_load(dir, FATTN_REF_FILE, &ref) || fattn_cuda_include(&include))
         return T_HARNESS;
     T_RUN(cp_async_and_half2);
     T_RUN(stages);

@@ -131,6 +131,37 @@ static void model_equals_kernel(void)
 
 /* No two logical bytes of a tile share a physical byte, and every physical
  * byte lies inside the tile. */
+static void mma_launch(void)
+{
+    /* The mma family's launch: a block per BLOCK_M rows of a head, SPLIT_KV
+     * of them a cluster, NUM_WARPS warps, the layout's shared memory. */
+    fattn_launch l;
+    fattn_shape s = {3, 5, 200, 64, 0};
+    fattn_config c = cfg("bm64-bn64-bk32-w4-s2-u1-cp0-sw1-h1-kv2");
+    fattn_family_mma.launch(&c, &s, 132, &l);
+    CHECK_INT(l.grid[0], 4 * 2); /* ceil(200 / 64) row blocks x 2 */
+    CHECK_INT(l.grid[1], 5);
+    CHECK_INT(l.grid[2], 3);
+    CHECK_INT(l.threads, 128);
+    CHECK_INT(l.cluster, 2);
+    fattn_layout lay;
+    fattn_layout_init(&lay, &c, 64);
+    CHECK_INT(l.smem, lay.total_bytes); /* the partials' region included */
+    CHECK(l.smem > 8192 + 2 * 4096);
+    CHECK(!l.async_copies && !l.one_block_per_sm);
+    c = cfg("bm64-bn64-bk32-w4-s2-u1-cp0-sw1-h1");
+    fattn_family_mma.launch(&c, &s, 132, &l);
+    CHECK_INT(l.smem, 8192 + 2 * 4096);
+    CHECK_INT(l.grid[0], 4);
+    c = cfg("bm128-bn32-bk16-w8-s3-u1-cp1-sw1-h1");
+    fattn_family_mma.launch(&c, &s, 0, &l);
+    CHECK_INT(l.grid[0], 2);
+    CHECK_INT(l.threads, 256);
+    CHECK_INT(l.cluster, 1);
+    CHECK(l.async_copies);
+    CHECK_CONTAINS(l.async_why, "CP_ASYNC=1");
+}
+
 static void swizzle_is_a_permutation(void)
 {
     static const unsigned chunk_counts[] = {2, 4, 8, 16};
@@ -157,5 +188,6 @@ int main(void)
     T_RUN(copy_units);
     T_RUN(model_equals_kernel);
     T_RUN(swizzle_is_a_permutation);
+    T_RUN(mma_launch);
     return t_exit();
 }

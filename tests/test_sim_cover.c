@@ -192,7 +192,7 @@ static void covering(const char *space_file)
 
     /* Every case through the simulator: clean. */
     fattn_kernel_src ks;
-    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), FATTN_KERNEL_FILE, &ks), 0);
+    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), fattn_family_mma.kernel_file, &ks), 0);
     char *cache = fattn_sim_cache_dir();
     const double t0 = fattn_now_ms();
     int bad = 0, disagree = 0, conflicted = 0, seen[FATTN_ACC_KINDS + 1] = {0}, peaky = 0;
@@ -257,7 +257,7 @@ static void bank_rejected(void)
     fattn_space sp;
     CHECK_INT(fattn_space_load(fattn_default_space_path(), &sp), 0);
     fattn_kernel_src ks;
-    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), FATTN_KERNEL_FILE, &ks), 0);
+    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), fattn_family_mma.kernel_file, &ks), 0);
     char *cache = fattn_sim_cache_dir();
     fattn_gate_limits lim;
     fattn_gate_limits_default(&lim);

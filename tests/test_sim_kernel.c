@@ -110,7 +110,7 @@ static int run(const char *dir, const char *cfg, const char *shape, int causal, 
     fattn_kernel_src ks;
     fattn_config c;
     fattn_shape s = {0};
-    if (fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &ks) || fattn_config_parse(cfg, "config", &c)
+    if (fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &ks) || fattn_config_parse(cfg, "config", &c)
         || fattn_shape_parse(shape, &s))
         return -1;
     s.causal = causal;
@@ -333,7 +333,7 @@ static void norm_gate_plants(void)
         CHECK(dirs[1] != NULL);
         for (int planted_bug = 0; planted_bug < 2 && dirs[planted_bug]; ++planted_bug) {
             fattn_sim_check r;
-            CHECK_INT(fattn_kernel_src_load(dirs[planted_bug], FATTN_KERNEL_FILE, &ks), 0);
+            CHECK_INT(fattn_kernel_src_load(dirs[planted_bug], fattn_family_mma.kernel_file, &ks), 0);
             CHECK_INT(fattn_sim_check_config(&ks, &c, &s, &in, cache, &r), 0);
             fattn_kernel_src_release(&ks);
             CHECK_INT(r.rep.nfindings, 0);

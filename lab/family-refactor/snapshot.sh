@@ -14,6 +14,10 @@
 #     fake engine (FATTN_WORKER_HOOK=fake);
 #   - the query views and the studies' stored arguments.
 #
+# About an hour on 2 cores (the replays: 54 searches compiling their
+# candidates); run it alone, the before and after snapshots one after the
+# other: a search that fails (errors.txt) leaves no replay file.
+#
 #   lab/family-refactor/snapshot.sh TOOL OUT
 set -euo pipefail
 tool=$(realpath "$1")
@@ -53,7 +57,8 @@ for land in "$src"/tests/data/landscape-h100-*.csv; do
     for strat in gp tpe exhaustive random lhs anneal; do
         for seed in 1 2 3; do
             "$tool" -q search --db r.db --evaluator "replay:$land" --strategy $strat --seed $seed --trials 40 \
-                --space "$src/search/space.json" >/dev/null 2>&1 || echo "search failed: $l $strat $seed" >>"$out/errors.txt"
+                --space "$src/search/space.json" >/dev/null 2>e.txt ||
+                { echo "search failed: $l $strat $seed: $(tail -1 e.txt)" >>"$out/errors.txt"; continue; }
             "$tool" query --db r.db --format csv --sql \
                 "SELECT config_key, status, reason, median_us FROM trials WHERE study_id = (SELECT max(id) FROM studies) ORDER BY id" |
                 mask >"$out/replay-$l-$strat-$seed.txt"

@@ -169,7 +169,7 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     if ((rc = cli_gpu_arch(&t, &gpu, "bench", NULL)))
         goto out;
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+    if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
     /* A stored trial is re-gated and re-compiled as its study searched it. */

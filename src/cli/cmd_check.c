@@ -332,8 +332,15 @@ int cmd_check(int argc, char **argv, cli_common *c)
                              : CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE;
     if ((rc = cli_target_finish(&t, needs, "check")))
         goto out;
+    if (t.space_loaded && t.space.fam != &fattn_family_mma) {
+        rc = fattn_error(FATTN_EUSAGE,
+                         "check: the space %s is of the kernel family %s; the simulator runs the mma "
+                         "family's kernel (kernels/fattn_fwd.cu) in this version",
+                         t.space.label, t.space.fam->name);
+        goto out;
+    }
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+    if ((rc = fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &src)))
         goto out;
     have_src = 1;
     if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))

@@ -258,7 +258,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE, "compile")))
         goto out;
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+    if ((rc = fattn_kernel_src_load(dir, t.space.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
     if ((rc = fattn_cuda_include(&include)))

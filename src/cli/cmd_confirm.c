@@ -368,7 +368,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
     /* The kernel the study measured, on the study's shape and arch under the
      * gate limits it was searched with (those given here override). */
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+    if ((rc = fattn_kernel_src_load(dir, st.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
     if ((rc = cli_study_kernel(&src, &st, o.allow_kernel, "confirm", &notes))

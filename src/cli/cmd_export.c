@@ -179,7 +179,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
         return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
     if (o.kernel) {
         const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-        if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        if ((rc = fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &src)))
             return rc;
         have_src = 1;
     }

@@ -152,7 +152,7 @@ static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
     memset(&item, 0, sizeof item);
     if (!o->no_compile && all[FATTN_R_TILING].pass == 1) {
         const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-        if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+        if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
             return rc;
         if ((rc = fattn_cuda_include(&include))) {
             fattn_kernel_src_release(&src);

@@ -458,7 +458,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     cli_timing_plan(&o.tm, &t, &gpu);
 
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, FATTN_KERNEL_FILE, &src)))
+    if ((rc = fattn_kernel_src_load(dir, t.space.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
     if ((rc = fattn_cuda_include(&include)))

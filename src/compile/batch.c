@@ -64,7 +64,7 @@ static void compile_job(void *arg)
     fattn_nvrtc_result_release(&r);
     fattn_options_release(&o);
     if (e->ok
-        && fattn_resources_read(e->log, e->cubin, e->cubin_size, FATTN_KERNEL_NAME, &e->res, it->env_msg,
+        && fattn_resources_read(e->log, e->cubin, e->cubin_size, it->cfg.fam->kernel_name, &e->res, it->env_msg,
                                 sizeof it->env_msg)) {
         it->env_error = 1;
         return;

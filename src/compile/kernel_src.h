@@ -12,11 +12,9 @@
 
 #define FATTN_KERNEL_MAX_HEADERS 16
 
-/* The tunable kernel and the reference kernel. */
-#define FATTN_KERNEL_FILE "fattn_fwd.cu"
-#define FATTN_KERNEL_NAME "fattn_fwd"
-#define FATTN_REF_FILE    "fattn_ref.cu"
-#define FATTN_REF_NAME    "fattn_ref"
+/* The reference kernel (each family's own kernel: space/family.h). */
+#define FATTN_REF_FILE "fattn_ref.cu"
+#define FATTN_REF_NAME "fattn_ref"
 
 typedef struct fattn_kernel_src {
     char *dir;

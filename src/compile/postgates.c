@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gates/layout.h"
 #include "gates/occupancy.h"
 
 int fattn_ptxas_notice(const char *log, int first, int last, char *text, size_t n)
@@ -46,8 +45,9 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
     fattn_verdict local[FATTN_R_COUNT];
     fattn_verdict *vs = all ? all : local;
     int failed = FATTN_R_NONE;
-    fattn_layout l;
-    fattn_layout_init(&l, in->cfg, in->shape->head_dim);
+    fattn_launch l; /* the family's model of the launch */
+    in->cfg->fam->launch(in->cfg, in->shape, 0, &l);
+    const unsigned warps = l.threads / 32;
 
     fattn_verdict *v = &vs[FATTN_R_COMPILE_ERROR];
     v->reason = FATTN_R_COMPILE_ERROR;
@@ -70,9 +70,9 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
 
     v = &vs[FATTN_R_SMEM_MISMATCH];
     v->reason = FATTN_R_SMEM_MISMATCH;
-    int same = c->smem_dynamic == l.total_bytes && c->smem_static == 0 && c->threads == l.threads;
+    int same = c->smem_dynamic == l.smem && c->smem_static == 0 && c->threads == l.threads;
     fattn_verdict_set(v, same, "model %u B dynamic, %u threads; compiled %u B dynamic + %u B static, %u threads",
-                      l.total_bytes, l.threads, c->smem_dynamic, c->smem_static, c->threads);
+                      l.smem, l.threads, c->smem_dynamic, c->smem_static, c->threads);
     if (!fattn_gate_apply_skip(in->lim, FATTN_R_SMEM_MISMATCH, v))
         failed = FATTN_R_SMEM_MISMATCH;
 
@@ -91,10 +91,17 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
     fattn_occ_input oi = {l.threads, c->regs, c->smem_static, c->smem_dynamic};
     fattn_occ_result o;
     fattn_occupancy(in->arch, &oi, &o);
+    /* A kernel built for one block per SM (its register split, say) runs
+     * one, whatever else would fit. */
+    if (l.one_block_per_sm && o.blocks > 1) {
+        o.blocks = 1;
+        o.warps = (int)warps;
+        o.occupancy = (double)warps / in->arch->max_warps_per_sm;
+    }
     /* Clusters resident whole on a GPC: the occupancy the gate judges. */
-    const int split = in->cfg->v[FATTN_P_SPLIT_KV];
+    const int split = (int)l.cluster;
     fattn_cluster_result cl;
-    fattn_cluster_occupancy(in->arch, o.blocks, (int)l.warps, split, &cl);
+    fattn_cluster_occupancy(in->arch, o.blocks, (int)warps, split, &cl);
     char whole[160] = "";
     if (split > 1 && cl.blocks_per_sm < o.blocks)
         snprintf(whole, sizeof whole, "; clusters of %d whole on a GPC of %d SMs: %.2f blocks/SM, %.1f%%", split,
@@ -104,14 +111,14 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         occ->blocks_per_sm = o.blocks;
         occ->limiter = fattn_occ_limiter_name(o.limiter);
     }
-    int exempt = in->lim->occupancy_cp_async_exempt && in->cfg->v[FATTN_P_CP_ASYNC];
+    int exempt = in->lim->occupancy_cp_async_exempt && l.async_copies;
     ok = fattn_verdict_set(
         v, cl.occupancy >= in->lim->min_occupancy || exempt,
         "%d block%s/SM x %u warps = %d of %d warps (%.1f%%), limited by %s (%u regs/thread, %u B smem/block "
-        "allocated)%s; limit %.1f%%%s",
-        o.blocks, o.blocks == 1 ? "" : "s", l.warps, o.warps, in->arch->max_warps_per_sm, 100.0 * o.occupancy,
+        "allocated)%s; limit %.1f%%%s%s",
+        o.blocks, o.blocks == 1 ? "" : "s", warps, o.warps, in->arch->max_warps_per_sm, 100.0 * o.occupancy,
         fattn_occ_limiter_name(o.limiter), c->regs, o.smem_per_block, whole, 100.0 * in->lim->min_occupancy,
-        exempt ? ", waived: CP_ASYNC=1 prefetches" : "");
+        exempt ? ", waived: " : "", exempt ? l.async_why : "");
     if (!(ok = fattn_gate_apply_skip(in->lim, FATTN_R_LOW_OCCUPANCY, v)) && !failed)
         failed = FATTN_R_LOW_OCCUPANCY;
 

@@ -4,9 +4,11 @@
 #include "confirm/confirm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
+#include "util/escape.h"
 
 int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out)
 {
@@ -18,8 +20,8 @@ int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *
         return FATTN_EUSAGE;
     if (sqlite3_prepare_v2(
             fattn_store_db(s),
-            "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device, limits_json FROM studies "
-            "WHERE id = ?1",
+            "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device, limits_json, family FROM "
+            "studies WHERE id = ?1",
             -1, &st, NULL)
         != SQLITE_OK)
         return fattn_store_fail(s, "cannot read studies");
@@ -40,8 +42,18 @@ int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *
     snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
     const unsigned char *lim = sqlite3_column_text(st, 8);
     snprintf(out->limits_json, sizeof out->limits_json, "%s", lim ? (const char *)lim : "");
+    const char *family = (const char *)sqlite3_column_text(st, 9);
+    int rc = FATTN_OK;
+    if (!(out->fam = fattn_family_find(family ? family : ""))) {
+        char *safe = fattn_terminal_safe(family ? family : "");
+        rc = fattn_error(FATTN_EFAIL,
+                         "study %lld searched the kernel family '%s', which this fattn-tune does not have (it has "
+                         "%s); use the fattn-tune that wrote it",
+                         id, safe, fattn_family_names());
+        free(safe);
+    }
     sqlite3_finalize(st);
-    return FATTN_OK;
+    return rc;
 }
 
 static int read_cand(sqlite3_stmt *st, fattn_confirm_cand *c)

@@ -21,6 +21,7 @@
 
 typedef struct fattn_confirm_study {
     long long id;
+    const fattn_family *fam; /* the family searched */
     fattn_shape shape;
     char arch[16];
     char kernel_hash[65];

@@ -45,6 +45,7 @@ static void best_release(best *b)
     free(b->created), free(b->command), free(b->strategy), free(b->arch), free(b->device);
     free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key), free(b->options);
     free(b->conf_created), free(b->conf_baseline), free(b->conf_base_desc), free(b->conf_verdict);
+    memset(b, 0, sizeof *b);
 }
 
 /* The confirmations that speak for a study's kernel: measured on its arch
@@ -163,7 +164,17 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->timing = text(st, 13);
     b->trial = sqlite3_column_int64(st, 14);
     b->key = text(st, 15);
-    b->cfg.fam = &fattn_family_mma; /* the per-parameter columns are the mma family's */
+    /* The parameter columns are the mma family's, NULL in another family's
+     * trials (the key, any text a user's database may hold, is not parsed). */
+    if (sqlite3_column_type(st, 16) == SQLITE_NULL) {
+        sqlite3_finalize(st);
+        best_release(b);
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld searched a kernel family other than mma (its trials' parameters are in "
+                           "params_json); export writes the mma family's header and kernel in this version",
+                           study);
+    }
+    b->cfg.fam = &fattn_family_mma;
     for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
         b->cfg.v[i] = sqlite3_column_int(st, 16 + i);
     const int m = 16 + FATTN_MMA_NPARAMS; /* the columns after the parameters */
@@ -352,7 +363,7 @@ static void write_json(const best *b, FILE *out)
             "\"signature\": \"(const half *q, const half *k, const half *v, half *o, int batch, int heads, "
             "int seqlen, float scale)\", \"grid\": [\"ceil(seqlen / BLOCK_M) * SPLIT_KV\", \"heads\", \"batch\"], "
             "\"cluster\": [%d, 1, 1]},\n  \"kernel_hash\": ",
-            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, FATTN_KERNEL_NAME, b->cfg.v[FATTN_P_SPLIT_KV]);
+            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, fattn_family_mma.kernel_name, b->cfg.v[FATTN_P_SPLIT_KV]);
     fattn_json_string(out, b->kernel_hash);
     fputs(",\n  \"space_hash\": ", out);
     fattn_json_string(out, b->space_hash);

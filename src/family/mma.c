@@ -2,6 +2,8 @@
  * mma.c - the mma family: the Ampere-style mma.sync FlashAttention forward
  * kernel (kernels/fattn_fwd.cu), the first family and the default.
  */
+#include "gates/gates.h"
+#include "gates/layout.h"
 #include "space/family.h"
 #include "space/params.h"
 
@@ -23,6 +25,25 @@ const fattn_param_info fattn_mma_params[FATTN_MMA_NPARAMS] = {
     {"COPY_COLMAJOR", "cm", 0, 0, 1, 1, 1, "test only: copy loops walk down rows first (uncoalesced)"},
 };
 
+/* One block per BLOCK_M query rows of a head, SPLIT_KV of them (a cluster)
+ * per row block sharing its key range; the shared memory of the layout
+ * model (gates/layout.h). */
+static void mma_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
+{
+    (void)sm_count;
+    fattn_layout l;
+    fattn_layout_init(&l, c, s->head_dim);
+    const int bm = c->v[FATTN_P_BLOCK_M], split = c->v[FATTN_P_SPLIT_KV];
+    *out = (fattn_launch){
+        .grid = {(unsigned)((s->seqlen + bm - 1) / bm * split), (unsigned)s->heads, (unsigned)s->batch},
+        .threads = l.threads,
+        .cluster = (unsigned)split,
+        .smem = l.total_bytes,
+        .async_copies = c->v[FATTN_P_CP_ASYNC],
+        .async_why = "CP_ASYNC=1 prefetches",
+    };
+}
+
 const fattn_family fattn_family_mma = {
     .name = "mma",
     .summary = "FlashAttention-2 forward with mma.sync, ldmatrix and cp.async (sm_80 and newer)",
@@ -30,4 +51,6 @@ const fattn_family fattn_family_mma = {
     .nparams = FATTN_MMA_NPARAMS,
     .kernel_file = "fattn_fwd.cu",
     .kernel_name = "fattn_fwd",
+    .gates_static = fattn_mma_gates_static,
+    .launch = mma_launch,
 };

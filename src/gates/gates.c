@@ -207,17 +207,23 @@ static int is_pow2(int x)
     return x > 0 && (x & (x - 1)) == 0;
 }
 
+int fattn_gate_device_memory(const fattn_gate_input *in, fattn_verdict *v)
+{
+    const fattn_shape *s = in->shape;
+    uint64_t need = fattn_shape_device_bytes(s, in->lim->input_sets);
+    char a[32], b[32];
+    v->reason = FATTN_R_DEVICE_MEMORY;
+    fattn_format_bytes(need, a, sizeof a);
+    fattn_format_bytes(in->lim->mem_budget, b, sizeof b);
+    return fattn_verdict_set(v, need <= in->lim->mem_budget,
+                             "%d input set(s) of Q, K, V + O + fp32 reference O = %llu bytes (%s) %s budget %s",
+                             in->lim->input_sets, (unsigned long long)need, a,
+                             need <= in->lim->mem_budget ? "within" : "over", b);
+}
+
 static int gate_device_memory(const gate_ctx *g, fattn_verdict *v)
 {
-    const fattn_shape *s = g->in->shape;
-    uint64_t need = fattn_shape_device_bytes(s, g->in->lim->input_sets);
-    char a[32], b[32];
-    fattn_format_bytes(need, a, sizeof a);
-    fattn_format_bytes(g->in->lim->mem_budget, b, sizeof b);
-    return fattn_verdict_set(v, need <= g->in->lim->mem_budget,
-                             "%d input set(s) of Q, K, V + O + fp32 reference O = %llu bytes (%s) %s budget %s",
-                             g->in->lim->input_sets, (unsigned long long)need, a,
-                             need <= g->in->lim->mem_budget ? "within" : "over", b);
+    return fattn_gate_device_memory(g->in, v);
 }
 
 static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
@@ -460,6 +466,11 @@ static const struct {
 };
 
 int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT])
+{
+    return in->cfg->fam->gates_static(in, first, all);
+}
+
+int fattn_mma_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT])
 {
     gate_ctx g = {.in = in};
     int failed = FATTN_R_NONE, tiling_ok = 1;

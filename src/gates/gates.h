@@ -113,11 +113,19 @@ typedef struct fattn_gate_input {
     const fattn_gate_limits *lim;
 } fattn_gate_input;
 
-/* Runs the static gates in order. Returns FATTN_R_NONE when all pass, else
- * the first failing reason, whose verdict is in *first (may be NULL). When
- * `all` is non-NULL, every gate is evaluated and all[r] holds its verdict
- * (pass = -1 for gates that cannot be evaluated after a tiling failure). */
+/* Runs the static gates of the configuration's family in order. Returns
+ * FATTN_R_NONE when all pass, else the first failing reason, whose verdict
+ * is in *first (may be NULL). When `all` is non-NULL, every gate is
+ * evaluated and all[r] holds its verdict (pass = -1 for gates that cannot
+ * be evaluated after a tiling failure, and for gates the family has not). */
 int fattn_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT]);
+
+/* The mma family's static gates (the layout, access and bank models), as
+ * fattn_gates_static() runs them for it. */
+int fattn_mma_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict all[FATTN_R_COUNT]);
+
+/* The device_memory gate, which every family runs first. */
+int fattn_gate_device_memory(const fattn_gate_input *in, fattn_verdict *v);
 
 /* The tiling gate alone: 1 when the configuration is a kernel at all for
  * the shape and arch (whole 16-row strips per warp, BLOCK_K dividing D, a

@@ -358,9 +358,13 @@ static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, fattn
         cJSON_AddStringToObject(result, "detail", "EVAL without a cubin, a grid or a block size");
         return 1;
     }
+    /* The family's entry; a request without one is the mma kernel's. */
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(j, "entry");
     t->what = "module load";
     if ((*err = cu->cuModuleLoadData(&t->mod, cubin)) != CUDA_SUCCESS
-        || (*err = cu->cuModuleGetFunction(&t->run.fn, t->mod, "fattn_fwd")) != CUDA_SUCCESS)
+        || (*err =
+                cu->cuModuleGetFunction(&t->run.fn, t->mod, cJSON_IsString(entry) ? entry->valuestring : "fattn_fwd"))
+               != CUDA_SUCCESS)
         return 1;
     t->what = "shared-memory attribute";
     if (t->run.smem > 48 * 1024

@@ -71,6 +71,7 @@ typedef struct gpu_eval {
     unsigned char *ref;
     cJSON *init;
     fattn_worker *worker;
+    int sm_count; /* the worker's GPU's, for launches that depend on it */
 } gpu_eval;
 
 static void add_u64(cJSON *j, const char *name, uint64_t v)
@@ -105,6 +106,8 @@ static int start_worker(gpu_eval *g, char *why, size_t why_size)
         return FATTN_EFAIL;
     }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(reply.json, "name");
+    const cJSON *sms = cJSON_GetObjectItemCaseSensitive(reply.json, "sm_count");
+    g->sm_count = cJSON_IsNumber(sms) ? sms->valueint : 0;
     if (cJSON_IsString(name))
         snprintf(g->base.device, sizeof g->base.device, "%s", name->valuestring);
     char *props = cJSON_PrintUnformatted(reply.json);
@@ -210,11 +213,11 @@ static cJSON *request_json(const gpu_eval *g, const fattn_eval_request *req)
         cJSON_AddStringToObject(j, "baseline", req->baseline);
     } else {
         cJSON *grid = cJSON_AddArrayToObject(j, "grid");
-        /* One block per BLOCK_M rows, SPLIT_KV of them (a cluster) per row block. */
-        int bm = req->cfg->v[FATTN_P_BLOCK_M];
-        cJSON_AddItemToArray(grid, cJSON_CreateNumber((s->seqlen + bm - 1) / bm * req->cfg->v[FATTN_P_SPLIT_KV]));
-        cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->heads));
-        cJSON_AddItemToArray(grid, cJSON_CreateNumber(s->batch));
+        fattn_launch l; /* the family's launch: its grid */
+        req->cfg->fam->launch(req->cfg, s, g->sm_count, &l);
+        for (int d = 0; d < 3; ++d)
+            cJSON_AddItemToArray(grid, cJSON_CreateNumber(l.grid[d]));
+        cJSON_AddStringToObject(j, "entry", req->cfg->fam->kernel_name);
         cJSON_AddNumberToObject(j, "threads", req->threads);
         cJSON_AddNumberToObject(j, "smem", req->smem);
     }

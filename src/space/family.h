@@ -19,7 +19,13 @@
 #ifndef FATTN_SPACE_FAMILY_H
 #define FATTN_SPACE_FAMILY_H
 
+#include "target/shape.h"
+
 #define FATTN_MAX_PARAMS 16
+
+struct fattn_config;
+struct fattn_gate_input;
+struct fattn_verdict;
 
 typedef struct fattn_param_info {
     const char *name; /* macro name, e.g. "BLOCK_M" */
@@ -31,6 +37,19 @@ typedef struct fattn_param_info {
     const char *help;
 } fattn_param_info;
 
+/* How one configuration launches at one shape: what the evaluator, the
+ * simulator, the post-compile gates and export read. One kernel per forward
+ * in this version. */
+typedef struct fattn_launch {
+    unsigned grid[3];
+    unsigned threads;      /* per block, as the kernel's __launch_bounds__ */
+    unsigned cluster;      /* blocks per cluster along x; 1: no cluster */
+    unsigned smem;         /* dynamic shared memory the model expects, bytes */
+    int one_block_per_sm;  /* the kernel is built for one resident block per SM */
+    int async_copies;      /* it prefetches asynchronously: the seeds' low_occupancy waiver */
+    const char *async_why; /* what the waiver says: "CP_ASYNC=1 prefetches" */
+} fattn_launch;
+
 typedef struct fattn_family {
     const char *name;    /* "mma"; every other family's keys start with it */
     const char *summary; /* one line */
@@ -38,6 +57,10 @@ typedef struct fattn_family {
     int nparams;             /* at most FATTN_MAX_PARAMS */
     const char *kernel_file; /* in the kernel directory */
     const char *kernel_name; /* its __global__ entry (extern "C") */
+    /* The static gates (gates/gates.h's fattn_gates_static() contract). */
+    int (*gates_static)(const struct fattn_gate_input *in, struct fattn_verdict *first, struct fattn_verdict *all);
+    /* The launch of configuration c at shape s on a GPU of sm_count SMs. */
+    void (*launch)(const struct fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out);
 } fattn_family;
 
 /* The families, first the default (mma); NULL-terminated (family/table.c). */
