@@ -277,14 +277,18 @@ static void migration_from_empty(void)
     CHECK(fattn_schema_migration(fattn_schema_latest() + 1) == NULL);
 }
 
-static void migration_keeps_data(void)
+/* A database of schema version `version` (every migration up to it) with
+ * one study, as a fattn-tune of that version left it; open. */
+static sqlite3 *old_db(const char *p, int version)
 {
-    /* A database of version 1 with a study in it, as fattn-tune 0.1 left it. */
     sqlite3 *db;
-    char sql[256];
-    if (sqlite3_open(path("v1.db"), &db) != SQLITE_OK || sqlite3_exec(db, fattn_schema_migration(1), 0, 0, 0))
+    char sql[128];
+    if (sqlite3_open(p, &db) != SQLITE_OK)
         exit(T_HARNESS);
-    snprintf(sql, sizeof sql, "PRAGMA user_version = 1; PRAGMA application_id = %d", FATTN_APPLICATION_ID);
+    for (int v = 1; v <= version; ++v)
+        if (sqlite3_exec(db, fattn_schema_migration(v), 0, 0, 0))
+            exit(T_HARNESS);
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d", version, FATTN_APPLICATION_ID);
     if (sqlite3_exec(db, sql, 0, 0, 0)
         || sqlite3_exec(db,
                         "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
@@ -294,7 +298,13 @@ static void migration_keeps_data(void)
                         "'b', '{}')",
                         0, 0, 0))
         exit(T_HARNESS);
-    sqlite3_close(db);
+    return db;
+}
+
+static void migration_keeps_data(void)
+{
+    /* A database of version 1 with a study in it, as fattn-tune 0.1 left it. */
+    sqlite3_close(old_db(path("v1.db"), 1));
 
     fattn_store *s;
     /* Reading does not upgrade. */
@@ -329,24 +339,12 @@ static void migration_families(void)
      * its own: v10 rebuilds the trials table (the parameter columns lose
      * NOT NULL) and must carry each value to the column of the same name,
      * give params_json from the columns, and record the families as mma. */
-    sqlite3 *db;
     char sql[4096];
-    if (sqlite3_open(path("v9.db"), &db) != SQLITE_OK)
-        exit(T_HARNESS);
-    for (int v = 1; v <= 9; ++v)
-        if (sqlite3_exec(db, fattn_schema_migration(v), 0, 0, 0))
-            exit(T_HARNESS);
-    snprintf(sql, sizeof sql, "PRAGMA user_version = 9; PRAGMA application_id = %d", FATTN_APPLICATION_ID);
-    if (sqlite3_exec(db, sql, 0, 0, 0)
-        || sqlite3_exec(db,
-                        "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
-                        "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, "
-                        "space_hash, kernel_hash, limits_json) VALUES ('2026-01-01T00:00:00Z', 'done', "
-                        "'compile', 'all survivors', 2, 8, 512, 64, 0, 'sm_90', '0.1.0', '13.0', '3', '1', 'a', "
-                        "'b', '{}');"
-                        "INSERT INTO compile_cache (key, kernel_hash, arch, options, nvrtc_version, created_at, ok) "
-                        "VALUES ('k', 'kh', 'sm_90', '-D', '13.0', 'now', 1)",
-                        0, 0, 0))
+    sqlite3 *db = old_db(path("v9.db"), 9);
+    if (sqlite3_exec(db,
+                     "INSERT INTO compile_cache (key, kernel_hash, arch, options, nvrtc_version, created_at, ok) "
+                     "VALUES ('k', 'kh', 'sm_90', '-D', '13.0', 'now', 1)",
+                     0, 0, 0))
         exit(T_HARNESS);
     /* Every column of trials, numbered: integer columns get 1000 + their
      * position, text and real ones the same number (SQLite keeps what it is
