@@ -217,6 +217,9 @@ static void families(void)
     fattn_space_release(&sp);
     CHECK_INT(parse("{\"family\": \"nosuch\", \"parameters\": {}}", &sp), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "$.family: unknown kernel family \"nosuch\"; expected one of mma");
+    CHECK_INT(parse("{\"family\": \"mma\", \"parameters\": {\"TILE\": [1]}}", &sp), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "$.parameters.TILE: unknown parameter; expected one of BLOCK_M, BLOCK_N,");
+    CHECK_CONTAINS(fattn_last_error(), "(test only: PAD_BYTES, COPY_COLMAJOR) of family mma");
     CHECK_INT(parse("{\"family\": 3, \"parameters\": {}}", &sp), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "$.family: expected a family name (one of mma), got a number");
     /* Keys and lists may name their family; mma's keys need not. */

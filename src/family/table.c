@@ -22,11 +22,11 @@ const fattn_family *fattn_family_find(const char *name)
 
 const char *fattn_family_names(void)
 {
-    static char names[256];
-    if (!names[0])
-        for (int i = 0; fattn_families[i]; ++i) {
-            size_t n = strlen(names);
-            snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", fattn_families[i]->name);
-        }
+    /* Joined afresh on each call (error paths only), in a buffer per thread. */
+    static _Thread_local char names[256];
+    size_t n = 0;
+    names[0] = '\0';
+    for (int i = 0; fattn_families[i] && n < sizeof names; ++i)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", fattn_families[i]->name);
     return names;
 }

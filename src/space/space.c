@@ -168,7 +168,7 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
             char names[512];
             rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: unknown parameter; expected one of %s%s%s", label,
                              m->string, fattn_param_names(sp->fam, names, sizeof names),
-                             sp->family_named ? " (family " : "", sp->family_named ? sp->fam->name : "");
+                             sp->family_named ? " of family " : "", sp->family_named ? sp->fam->name : "");
             goto out;
         }
         if ((rc = parse_values(sp, id, m, label)))
