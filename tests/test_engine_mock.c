@@ -124,6 +124,105 @@ static void verdicts(void)
     fattn_evaluator_close(&e);
 }
 
+/* The tmacopy family as it is, with a workspace parameter added (the mock's
+ * `ws` kernel takes it sixth). */
+static void ws_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
+{
+    fattn_family_find("tmacopy")->launch(c, s, sm_count, out);
+    out->args[out->nargs++] = (fattn_arg){.kind = FATTN_ARG_WORKSPACE};
+    out->workspace = 4096;
+}
+
+/* Occurrences of `what` in the mock's log. */
+static int log_count(const char *what)
+{
+    char *log = NULL;
+    size_t len;
+    if (fattn_read_file(log_path, "the mock's log", 1, &log, &len))
+        exit(T_HARNESS);
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, what)); ++p)
+        ++n;
+    free(log);
+    return n;
+}
+
+/* A family with tensor maps (tmacopy): the worker encodes V's and O's for
+ * the numerics set and each timing set, every launch of the timing graph
+ * reads its own set, the family's own reference (O = V) judges the output,
+ * and a workspace is zeroed before every launch, graph replays included. */
+static void tensor_maps(void)
+{
+    const fattn_family *tc = fattn_family_find("tmacopy");
+    CHECK(tc != NULL);
+    if (!tc)
+        return;
+    FILE *f = fopen(log_path, "w"); /* the log from here */
+    if (f)
+        fclose(f);
+    fattn_evaluator *e;
+    fattn_eval_result r;
+    fattn_gpu_eval_config c = config();
+    CHECK_INT(fattn_evaluator_open_gpu(&c, &e), FATTN_OK);
+    if (!e)
+        return;
+    fattn_config cfg;
+    const char *key = "tmacopy-br64";
+    CHECK_INT(fattn_config_parse(key, "test", &cfg), FATTN_OK);
+    CHECK(cfg.fam == tc);
+    fattn_eval_request req = {&cfg, key, "healthy", sizeof "healthy", 64 * 64 * 2 + 256, 32, 7, NULL};
+    CHECK_INT(fattn_evaluate(e, &req, &r), FATTN_OK);
+    if (r.status != FATTN_EVAL_OK)
+        fprintf(stderr, "tmacopy: %s\n", r.detail);
+    CHECK_INT(r.status, FATTN_EVAL_OK);
+    CHECK_STR(r.timing_kind, "graph");
+    CHECK(r.has_numerics && fattn_numerics_ok(&r.num));
+    CHECK_NEAR(r.timing.median_us, 10.0, 1e-3);
+    fattn_eval_result_release(&r);
+    /* Two maps for each of the three input sets; launches on each set's V. */
+    CHECK_INT(log_count(" cuTensorMapEncodeTiled\n"), 2 * (c.timing_sets + 1));
+    CHECK(log_count(" cuMemsetD8Async\n") == 0);
+    char *log = NULL;
+    size_t len;
+    if (fattn_read_file(log_path, "the mock's log", 1, &log, &len))
+        exit(T_HARNESS);
+    char seen[4][40] = {{0}};
+    int distinct = 0;
+    for (const char *p = log; (p = strstr(p, "tmacopy V ")); ++p) {
+        char a[40];
+        snprintf(a, sizeof a, "%.*s", (int)strcspn(p + 10, "\n"), p + 10);
+        int known = 0;
+        for (int i = 0; i < distinct; ++i)
+            known |= !strcmp(seen[i], a);
+        if (!known && distinct < 4)
+            snprintf(seen[distinct++], sizeof seen[0], "%s", a);
+    }
+    free(log);
+    CHECK_INT(distinct, c.timing_sets + 1);
+
+    /* Nothing written: the family's reference (V) fails it. */
+    req.cubin = "MOCK:output=none", req.cubin_size = sizeof "MOCK:output=none";
+    CHECK_INT(fattn_evaluate(e, &req, &r), FATTN_OK);
+    CHECK_INT(r.status, FATTN_EVAL_NUMERICS);
+    fattn_eval_result_release(&r);
+
+    /* A workspace, dirtied by each launch: zeroed before every one. */
+    fattn_family wsf = *tc;
+    wsf.launch = ws_launch;
+    cfg.fam = &wsf;
+    req.cubin = "MOCK:ws", req.cubin_size = sizeof "MOCK:ws";
+    CHECK_INT(fattn_evaluate(e, &req, &r), FATTN_OK);
+    if (r.status != FATTN_EVAL_OK)
+        fprintf(stderr, "tmacopy with a workspace: %s\n", r.detail);
+    CHECK_INT(r.status, FATTN_EVAL_OK);
+    CHECK_INT(r.nsamples, c.samples);
+    fattn_eval_result_release(&r);
+    /* Outside the graph: the numerics launches, each after its memset. */
+    CHECK(log_count(" cuMemsetD8Async\n") >= 2);
+    CHECK_INT(e->workers_started, 1);
+    fattn_evaluator_close(&e);
+}
+
 /* Lines of the mock's log for process `pid`, in order: 1 when `first`
  * comes before `then` (both present). */
 static int before(const char *log, long pid, const char *first, const char *then)
@@ -253,6 +352,7 @@ int main(int argc, char **argv)
     unsetenv("FATTN_WORKER_HOOK");
     T_RUN(verdicts);
     T_RUN(cudnn_baseline);
+    T_RUN(tensor_maps);
     unlink(log_path);
     return t_exit();
 }

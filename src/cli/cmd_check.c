@@ -332,21 +332,6 @@ int cmd_check(int argc, char **argv, cli_common *c)
                              : CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE;
     if ((rc = cli_target_finish(&t, needs, "check")))
         goto out;
-    if (t.space_loaded && t.space.fam != &fattn_family_mma) {
-        rc = fattn_error(FATTN_EUSAGE,
-                         "check: the space %s is of the kernel family %s; the simulator runs the mma "
-                         "family's kernel (kernels/fattn_fwd.cu) in this version",
-                         t.space.label, t.space.fam->name);
-        goto out;
-    }
-    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, fattn_family_mma.kernel_file, &src)))
-        goto out;
-    have_src = 1;
-    if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))
-        goto out;
-    cache = fattn_sim_cache_dir();
-
     /* The jobs, decided before anything is written. */
     char shape[96] = "";
     if (t.shape_text)
@@ -387,6 +372,21 @@ int cmd_check(int argc, char **argv, cli_common *c)
             goto out;
         }
     }
+
+    /* One kernel per run: the family's of every job. */
+    for (size_t i = 1; i < njobs; ++i)
+        if (jobs[i].cfg.fam != jobs[0].cfg.fam) {
+            rc = fattn_error(FATTN_EUSAGE, "check --config: %s and %s configurations in one run; check one family at "
+                             "a time", jobs[0].cfg.fam->name, jobs[i].cfg.fam->name);
+            goto out;
+        }
+    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, jobs[0].cfg.fam->kernel_file, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))
+        goto out;
+    cache = fattn_sim_cache_dir();
 
     if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
         goto out;

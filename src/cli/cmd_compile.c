@@ -14,7 +14,6 @@
 #include "compile/batch.h"
 #include "compile/pool.h"
 #include "export/table.h"
-#include "gates/layout.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -137,8 +136,8 @@ static void progress(run_state *s, int force)
 static int on_compiled(void *arg, fattn_compile_item *it)
 {
     run_state *s = arg;
-    fattn_layout l;
-    fattn_layout_init(&l, &it->cfg, s->t->shape.head_dim);
+    fattn_launch l; /* the family's model: its shared memory */
+    it->cfg.fam->launch(&it->cfg, &s->t->shape, 0, &l);
     fattn_trial_rec r = {
         .study_id = s->study,
         .seq = s->seq++,
@@ -148,7 +147,7 @@ static int on_compiled(void *arg, fattn_compile_item *it)
         .compile_ms = it->env_error   ? -1
                       : it->cache_hit ? 0
                                       : it->entry.compile_ms,
-        .smem_model = l.total_bytes,
+        .smem_model = l.smem,
     };
     if (it->env_error) {
         r.status = "error";

@@ -41,7 +41,10 @@ static void mma_launch(const fattn_config *c, const fattn_shape *s, int sm_count
         .smem = l.total_bytes,
         .async_copies = c->v[FATTN_P_CP_ASYNC],
         .async_why = "CP_ASYNC=1 prefetches",
+        .rows_per_block = (unsigned)bm,
+        .causal_last_first = 1, /* the longest row block first (kernels/fattn_fwd.cu) */
     };
+    fattn_launch_attention_args(out);
 }
 
 const fattn_family fattn_family_mma = {

@@ -44,6 +44,7 @@
     X(cuMemsetD16, 3020)                                                                                               \
     X(cuMemsetD32, 3020)                                                                                               \
     X(cuMemsetD32Async, 3020)                                                                                          \
+    X(cuMemsetD8Async, 3020)                                                                                           \
     X(cuMemGetInfo, 3020)                                                                                              \
     X(cuLaunchKernel, 4000)                                                                                            \
     X(cuStreamCreate, 2000)                                                                                            \

@@ -47,3 +47,11 @@ uint32_t fattn_tmap_box_bytes(const fattn_tmap *m)
         bytes *= m->box[i];
     return bytes;
 }
+
+CUtensorMapSwizzle fattn_tmap_swizzle(unsigned bytes)
+{
+    return bytes == 32    ? CU_TENSOR_MAP_SWIZZLE_32B
+           : bytes == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
+           : bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                          : CU_TENSOR_MAP_SWIZZLE_NONE;
+}

@@ -38,6 +38,10 @@ typedef struct fattn_tmap {
 void fattn_tmap_attention(fattn_tmap *m, const void *base, int batch, int heads, int seqlen, int head_dim,
                           unsigned box_rows, unsigned box_cols, CUtensorMapSwizzle swizzle);
 
+/* The swizzle of `bytes` (0, 32, 64, 128); CU_TENSOR_MAP_SWIZZLE_NONE for
+ * any other. */
+CUtensorMapSwizzle fattn_tmap_swizzle(unsigned bytes);
+
 /* Encodes m through the driver: fp16, no interleave, element strides 1,
  * L2 promotion 128 bytes, out-of-bounds elements zero. Returns the driver's
  * answer (CUDA_ERROR_INVALID_VALUE for a map it refuses). */

@@ -15,6 +15,14 @@
  *     S samples, each the CUDA-event time of one replay divided by R (the
  *     raw per-launch time: launch cost is not subtracted). With flush_l2, a
  *     buffer twice the L2 size is overwritten before each sample.
+ * A kernel's parameters are the request's "args" (space/family.h's kinds;
+ * none: the attention kernels' q, k, v, o, batch, heads, seqlen, scale):
+ * tensor maps are encoded at load for the numerics set and each timing set,
+ * so every launch of the timing graph reads its own set's buffers through
+ * its own maps; a "workspace" is allocated at load and zeroed before every
+ * launch (a memset node of the graph). A family with a reference of its own
+ * ("family" naming one with reference_row) is checked against it on the
+ * host, on the inputs read back; attention against fattn_ref.
  * A fault that ruins the context (misaligned or illegal address, launch
  * failure: the sticky errors of gpu/driver.h) is answered, then the worker
  * exits; any other error (a launch the driver refuses, a module that does
@@ -31,6 +39,8 @@
 #include "gpu/device.h"
 #include "baseline/cudnn.h"
 #include "gpu/driver.h"
+#include "gpu/tmap.h"
+#include "space/family.h"
 #include "run/engine.h"
 #include "run/numerics.h"
 #include "run/numerics_json.h"
@@ -59,6 +69,7 @@ typedef struct gpu {
     fattn_tolerance tol;
     uint16_t *h_o;
     float *h_ref;
+    uint16_t *h_in[3]; /* Q, K, V read back for a host reference (on first use) */
     fattn_cudnn *cudnn;   /* the baseline, planned on first use */
     char cudnn_why[1200]; /* why it cannot be, once known */
 } gpu;
@@ -68,6 +79,12 @@ typedef struct runner {
     CUfunction fn;
     unsigned gx, gy, gz, threads, smem;
     fattn_cudnn *cudnn;
+    fattn_arg args[FATTN_MAX_ARGS];
+    int nargs, nmaps;
+    CUtensorMap *maps; /* nmaps per input set: the numerics set's, then each timing set's */
+    unsigned long long workspace;
+    CUdeviceptr ws;
+    const fattn_family *fam; /* NULL: an attention kernel */
 } runner;
 
 static int num(const cJSON *j, const char *name, double def)
@@ -136,6 +153,7 @@ static void gpu_fini(void *state)
     }
     free(g->q), free(g->k), free(g->v);
     free(g->h_o), free(g->h_ref);
+    free(g->h_in[0]), free(g->h_in[1]), free(g->h_in[2]);
     free(g);
 }
 
@@ -273,16 +291,48 @@ static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
     return sticky;
 }
 
-/* Enqueues one run of r on (q, k, v) -> o. A cuDNN failure is reported as
- * CUDNN_FAILED with the message in why. */
-static CUresult run_once(gpu *g, runner *r, CUdeviceptr *q, CUdeviceptr *k, CUdeviceptr *v, CUstream s, char *why,
-                         size_t why_size)
+/* Input set `set`'s Q, K and V (-1: the numerics set). */
+static CUdeviceptr *set_q(gpu *g, int set)
 {
+    return set < 0 ? &g->q0 : &g->q[set];
+}
+
+static CUdeviceptr *set_k(gpu *g, int set)
+{
+    return set < 0 ? &g->k0 : &g->k[set];
+}
+
+static CUdeviceptr *set_v(gpu *g, int set)
+{
+    return set < 0 ? &g->v0 : &g->v[set];
+}
+
+/* Enqueues one run of r on input set `set` (-1: the numerics set) -> o: the
+ * workspace zeroed, then the launch with its parameters. A cuDNN failure is
+ * reported as CUDNN_FAILED with the message in why. */
+static CUresult run_once(gpu *g, runner *r, int set, CUstream s, char *why, size_t why_size)
+{
+    CUdeviceptr *q = set_q(g, set), *k = set_k(g, set), *v = set_v(g, set);
     if (r->cudnn)
         return fattn_cudnn_run(r->cudnn, *q, *k, *v, g->o, why, why_size) ? CUDNN_FAILED : CUDA_SUCCESS;
-    int batch = g->shape.batch, heads = g->shape.heads, seqlen = g->shape.seqlen;
+    int ints[3] = {g->shape.batch, g->shape.heads, g->shape.seqlen};
     float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
-    void *args[] = {q, k, v, &g->o, &batch, &heads, &seqlen, &scale};
+    CUdeviceptr *tensor[4] = {q, k, v, &g->o};
+    CUtensorMap *maps = r->maps ? r->maps + (size_t)(set + 1) * (size_t)r->nmaps : NULL;
+    void *args[FATTN_MAX_ARGS];
+    for (int i = 0, m = 0; i < r->nargs; ++i) {
+        const int kind = r->args[i].kind;
+        args[i] = kind <= FATTN_ARG_O         ? (void *)tensor[kind]
+                  : kind == FATTN_ARG_SCALE     ? (void *)&scale
+                  : kind == FATTN_ARG_TMAP      ? (void *)&maps[m++]
+                  : kind == FATTN_ARG_WORKSPACE ? (void *)&r->ws
+                                                : (void *)&ints[kind - FATTN_ARG_BATCH];
+    }
+    if (r->workspace) {
+        CUresult z = g->cu.cuMemsetD8Async(r->ws, 0, (size_t)r->workspace, s);
+        if (z != CUDA_SUCCESS)
+            return z;
+    }
     return g->cu.cuLaunchKernel(r->fn, r->gx, r->gy, r->gz, r->threads, 1, 1, r->smem, s, args, NULL);
 }
 
@@ -330,6 +380,85 @@ typedef struct timed {
         }                                                                                                              \
     } while (0)
 
+/* Answers a request the worker cannot run (status error). Returns 1. */
+static int refuse(cJSON *result, const char *detail)
+{
+    cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+    cJSON_AddStringToObject(result, "detail", detail);
+    return 1;
+}
+
+/* The kernel's parameters, its family's reference and its workspace from
+ * request j; the tensor maps of every input set encoded. Returns 0, or 1
+ * with the request answered (or *err set). */
+static int load_args(gpu *g, const cJSON *j, timed *t, cJSON *result, CUresult *err)
+{
+    runner *r = &t->run;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(j, "args");
+    const cJSON *family = cJSON_GetObjectItemCaseSensitive(j, "family");
+    if (cJSON_IsString(family)) {
+        const fattn_family *f = fattn_family_find(family->valuestring);
+        if (!f)
+            return refuse(result, "EVAL of a kernel family this worker does not know");
+        r->fam = f->reference_row ? f : NULL;
+    }
+    if (!args) {
+        fattn_launch l;
+        fattn_launch_attention_args(&l);
+        memcpy(r->args, l.args, sizeof r->args);
+        r->nargs = l.nargs;
+    } else {
+        r->nargs = cJSON_GetArraySize(args);
+        if (!cJSON_IsArray(args) || r->nargs > FATTN_MAX_ARGS)
+            return refuse(result, "EVAL with \"args\" not an array of at most 16 parameters");
+        for (int i = 0; i < r->nargs; ++i) {
+            const cJSON *a = cJSON_GetArrayItem(args, i), *m = cJSON_GetObjectItemCaseSensitive(a, "tmap");
+            fattn_arg *x = &r->args[i];
+            memset(x, 0, sizeof *x);
+            x->kind = cJSON_IsString(a) ? fattn_arg_kind_find(a->valuestring) : cJSON_IsString(m) ? FATTN_ARG_TMAP : -1;
+            if (x->kind == FATTN_ARG_TMAP) {
+                x->tensor = cJSON_IsString(m) ? fattn_arg_kind_find(m->valuestring) : -1;
+                x->box_rows = (unsigned)num(a, "box_rows", 0);
+                x->box_cols = (unsigned)num(a, "box_cols", 0);
+                x->swizzle = (unsigned)num(a, "swizzle", 0);
+            }
+            if (x->kind < 0 || (x->kind == FATTN_ARG_TMAP && (x->tensor < FATTN_ARG_Q || x->tensor > FATTN_ARG_O)))
+                return refuse(result, "EVAL with a parameter this worker does not know");
+            r->nmaps += x->kind == FATTN_ARG_TMAP;
+        }
+    }
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(j, "workspace");
+    r->workspace = cJSON_IsString(ws) ? strtoull(ws->valuestring, NULL, 10) : 0;
+    if (r->workspace) {
+        t->what = "workspace";
+        if ((*err = g->cu.cuMemAlloc(&r->ws, (size_t)r->workspace)) != CUDA_SUCCESS)
+            return 1;
+    }
+    if (!r->nmaps)
+        return 0;
+    /* The maps of the numerics set, then of each timing set. */
+    t->what = "tensor map";
+    r->maps = aligned_alloc(64, (size_t)(g->sets + 1) * (size_t)r->nmaps * sizeof *r->maps);
+    if (!r->maps)
+        return refuse(result, "out of host memory for the tensor maps");
+    for (int set = -1; set < g->sets; ++set) {
+        CUdeviceptr *tensor[4] = {set_q(g, set), set_k(g, set), set_v(g, set), &g->o};
+        for (int i = 0, m = 0; i < r->nargs; ++i) {
+            const fattn_arg *a = &r->args[i];
+            if (a->kind != FATTN_ARG_TMAP)
+                continue;
+            fattn_tmap d;
+            fattn_tmap_attention(&d, (const void *)(uintptr_t)*tensor[a->tensor], g->shape.batch, g->shape.heads,
+                                 g->shape.seqlen, g->shape.head_dim, a->box_rows, a->box_cols,
+                                 fattn_tmap_swizzle(a->swizzle));
+            if ((*err = fattn_tmap_encode(&g->cu, &d, &r->maps[(size_t)(set + 1) * (size_t)r->nmaps + (size_t)m++]))
+                != CUDA_SUCCESS)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Loads the kernel of request j (or plans its baseline). A request that
  * cannot be run is answered in `result` (status error) and returns 1. */
 static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, fattn_engine_io *io, cJSON *result,
@@ -371,7 +500,7 @@ static int timed_load(gpu *g, const cJSON *j, const void *cubin, timed *t, fattn
         && (*err = cu->cuFuncSetAttribute(t->run.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)t->run.smem))
                != CUDA_SUCCESS)
         return 1;
-    return 0;
+    return load_args(g, j, t, result, err);
 }
 
 /* Numerics on fresh inputs of input set `set` from `seed`, the output
@@ -388,15 +517,33 @@ static CUresult verify_set(gpu *g, timed *t, unsigned long long seed, int set, f
     STEP("poison", cu->cuStreamSynchronize(g->stream));
     STEP("poison", cu->cuMemsetD16(g->o, FATTN_HALF_POISON, g->elems));
     STEP("poison", cu->cuCtxSynchronize());
-    STEP("candidate launch", run_once(g, &t->run, &g->q0, &g->k0, &g->v0, g->stream, t->why, sizeof t->why));
+    STEP("candidate launch", run_once(g, &t->run, -1, g->stream, t->why, sizeof t->why));
     STEP("candidate run", cu->cuStreamSynchronize(g->stream));
-    void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
-    unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
-    STEP("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1, 1, 0,
-                                                g->stream, args, NULL));
-    STEP("reference run", cu->cuStreamSynchronize(g->stream));
     STEP("copy back", cu->cuMemcpyDtoH(g->h_o, g->o, g->elems * 2));
-    STEP("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
+    if (t->run.fam) {
+        /* The family's own reference, on the inputs as the kernel read them. */
+        const CUdeviceptr in[3] = {g->q0, g->k0, g->v0};
+        for (int i = 0; i < 3; ++i) {
+            if (!g->h_in[i])
+                g->h_in[i] = fattn_xmalloc(g->elems * 2);
+            STEP("copy back", cu->cuMemcpyDtoH(g->h_in[i], in[i], g->elems * 2));
+        }
+        const size_t d = (size_t)g->shape.head_dim, rows = g->elems / d;
+        double *row = fattn_xmalloc(d * sizeof *row);
+        for (size_t i = 0; i < rows; ++i) {
+            t->run.fam->reference_row(&g->shape, g->h_in[0], g->h_in[1], g->h_in[2], i, row);
+            for (size_t c = 0; c < d; ++c)
+                g->h_ref[i * d + c] = (float)row[c];
+        }
+        free(row);
+    } else {
+        void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
+        unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
+        STEP("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1,
+                                                    1, 0, g->stream, args, NULL));
+        STEP("reference run", cu->cuStreamSynchronize(g->stream));
+        STEP("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
+    }
     fattn_numerics_compare(g->h_o, g->h_ref, g->elems, &g->tol, n);
     n->set = set;
     return CUDA_SUCCESS;
@@ -426,8 +573,7 @@ static CUresult run_reps(gpu *g, timed *t)
         return CUDA_SUCCESS;
     }
     for (int i = 0; i < g->reps; ++i)
-        STEP("candidate run", run_once(g, &t->run, &g->q[i % g->sets], &g->k[i % g->sets], &g->v[i % g->sets],
-                                       g->stream, t->why, sizeof t->why));
+        STEP("candidate run", run_once(g, &t->run, i % g->sets, g->stream, t->why, sizeof t->why));
     return CUDA_SUCCESS;
 }
 
@@ -438,8 +584,7 @@ static CUresult timed_prepare(gpu *g, timed *t)
     t->use_graph = 1;
     STEP("graph capture", cu->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     for (int i = 0; i < g->reps && t->use_graph; ++i) {
-        int s = i % g->sets;
-        if (run_once(g, &t->run, &g->q[s], &g->k[s], &g->v[s], g->stream, t->why, sizeof t->why) != CUDA_SUCCESS)
+        if (run_once(g, &t->run, i % g->sets, g->stream, t->why, sizeof t->why) != CUDA_SUCCESS)
             t->use_graph = 0;
     }
     if (cu->cuStreamEndCapture(g->stream, &t->graph) != CUDA_SUCCESS || !t->graph)
@@ -489,6 +634,9 @@ static void timed_release(gpu *g, timed *t, int ruined)
         g->cu.cuGraphDestroy(t->graph);
     if (t->mod && !ruined)
         g->cu.cuModuleUnload(t->mod);
+    if (t->run.ws && !ruined)
+        g->cu.cuMemFree(t->run.ws);
+    free(t->run.maps);
     memset(t, 0, sizeof *t);
 }
 

@@ -217,9 +217,28 @@ static cJSON *request_json(const gpu_eval *g, const fattn_eval_request *req)
         req->cfg->fam->launch(req->cfg, s, g->sm_count, &l);
         for (int d = 0; d < 3; ++d)
             cJSON_AddItemToArray(grid, cJSON_CreateNumber(l.grid[d]));
+        cJSON_AddStringToObject(j, "family", req->cfg->fam->name);
         cJSON_AddStringToObject(j, "entry", req->cfg->fam->kernel_name);
         cJSON_AddNumberToObject(j, "threads", req->threads);
         cJSON_AddNumberToObject(j, "smem", req->smem);
+        /* The kernel's parameters: names, and a tensor map's tensor, box and
+         * swizzle (the worker builds each for every input-buffer set). */
+        cJSON *args = cJSON_AddArrayToObject(j, "args");
+        for (int i = 0; i < l.nargs; ++i) {
+            const fattn_arg *a = &l.args[i];
+            if (a->kind != FATTN_ARG_TMAP) {
+                cJSON_AddItemToArray(args, cJSON_CreateString(fattn_arg_kind_name(a->kind)));
+                continue;
+            }
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "tmap", fattn_arg_kind_name(a->tensor));
+            cJSON_AddNumberToObject(m, "box_rows", a->box_rows);
+            cJSON_AddNumberToObject(m, "box_cols", a->box_cols);
+            cJSON_AddNumberToObject(m, "swizzle", a->swizzle);
+            cJSON_AddItemToArray(args, m);
+        }
+        if (l.workspace)
+            add_u64(j, "workspace", l.workspace);
     }
     add_u64(j, "seed", req->seed);
     return j;

@@ -86,20 +86,35 @@ static size_t pick_rows(const fattn_shape *shape, int bm, const fattn_sim_inputs
 
 /* One launch on input set `set`: out->rep from the launch, *num from the
  * compared rows (when it ran without findings). Returns 0, or FATTN_EFAIL. */
-static int run_set(const fattn_sim_kernel *k, int bm, const fattn_shape *shape, const fattn_sim_inputs *in, int set,
-                   bufs *b, fattn_sim_check *out, fattn_numerics *num)
+static int run_set(const fattn_sim_kernel *k, const fattn_config *cfg, const fattn_launch *fl,
+                   const fattn_shape *shape, const fattn_sim_inputs *in, int set, bufs *b, fattn_sim_check *out,
+                   fattn_numerics *num)
 {
     const int d = shape->head_dim;
     fill(b->q, b->n, in->seed, set, 0), fill(b->k, b->n, in->seed, set, 1), fill(b->v, b->n, in->seed, set, 2);
     for (size_t i = 0; i < b->n; ++i)
         b->o[i] = FATTN_HALF_POISON;
+    /* The family's tensor maps, on this set's buffers. */
+    fattn_tmap maps[FATTN_MAX_ARGS];
+    unsigned nmaps = 0;
+    const uint16_t *tensor[4] = {b->q, b->k, b->v, b->o};
+    for (int i = 0; i < fl->nargs; ++i) {
+        const fattn_arg *a = &fl->args[i];
+        if (a->kind == FATTN_ARG_TMAP)
+            fattn_tmap_attention(&maps[nmaps++], tensor[a->tensor & 3], shape->batch, shape->heads, shape->seqlen, d,
+                                 a->box_rows, a->box_cols, fattn_tmap_swizzle(a->swizzle));
+    }
     fattn_sim_launch l = {
-        .entry = k->entry,
+        .args_entry = k->args_entry,
+        .args = fl->args,
+        .nargs = fl->nargs,
+        .workspace = (size_t)fl->workspace,
+        .tmaps = maps,
+        .ntmaps = nmaps,
         .api_slot = k->api_slot,
         .sm90 = k->sm90,
         .self_slot = k->self_slot,
-        .grid = {(unsigned)((shape->seqlen + bm - 1) / bm) * k->cluster, (unsigned)shape->heads,
-                 (unsigned)shape->batch},
+        .grid = {fl->grid[0], fl->grid[1], fl->grid[2]},
         .threads = k->threads,
         .smem_bytes = k->smem_bytes,
         .cluster = k->cluster,
@@ -126,8 +141,11 @@ static int run_set(const fattn_sim_kernel *k, int bm, const fattn_shape *shape, 
     for (size_t i = 0; i < b->nrows; ++i) {
         size_t bh = b->rows[i] / (size_t)shape->seqlen;
         int r = (int)(b->rows[i] % (size_t)shape->seqlen);
-        fattn_cpu_attention_row(shape, in->seed, set, (int)(bh / (size_t)shape->heads),
-                                (int)(bh % (size_t)shape->heads), r, b->row);
+        if (cfg->fam->reference_row)
+            cfg->fam->reference_row(shape, b->q, b->k, b->v, b->rows[i], b->row);
+        else
+            fattn_cpu_attention_row(shape, in->seed, set, (int)(bh / (size_t)shape->heads),
+                                    (int)(bh % (size_t)shape->heads), r, b->row);
         for (int c = 0; c < d; ++c) {
             b->ref[i * (size_t)d + (size_t)c] = (float)b->row[c];
             b->o_rows[i * (size_t)d + (size_t)c] = b->o[b->rows[i] * (size_t)d + (size_t)c];
@@ -161,7 +179,14 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
         return FATTN_OK;
     }
     out->smem_bytes = k.smem_bytes, out->threads = k.threads, out->cluster = k.cluster;
-    const int bm = cfg->v[FATTN_P_BLOCK_M];
+    fattn_launch fl; /* the family's launch: grid, parameters, row blocks */
+    cfg->fam->launch(cfg, shape, 0, &fl);
+    const int bm = (int)fl.rows_per_block;
+    if (in->row_blocks && !bm) {
+        fattn_sim_kernel_close(&k);
+        return fattn_error(FATTN_EFAIL, "simulator: the %s family's launch has no row blocks to sample",
+                           cfg->fam->name);
+    }
 
     bufs b = {0};
     const size_t rows_all = (size_t)shape->batch * shape->heads * shape->seqlen;
@@ -179,14 +204,15 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
         goto out;
     }
     if (in->row_blocks) {
-        /* The kernel runs a causal launch's last row block first (the
-         * longest, kernels/fattn_fwd.cu): cluster x holds row block
-         * blocks - 1 - x there, x otherwise. */
+        /* A kernel that runs a causal launch's last row block first (the
+         * longest; the mma family's): cluster x holds row block blocks - 1 - x
+         * there, x otherwise. */
         const unsigned blocks = (unsigned)((shape->seqlen + bm - 1) / bm);
         b.clusters = fattn_xmalloc((in->nrow_blocks ? in->nrow_blocks : 1) * sizeof *b.clusters);
         for (size_t i = 0; i < in->nrow_blocks; ++i)
-            b.clusters[i] =
-                shape->causal && in->row_blocks[i] < blocks ? blocks - 1 - in->row_blocks[i] : in->row_blocks[i];
+            b.clusters[i] = fl.causal_last_first && shape->causal && in->row_blocks[i] < blocks
+                                ? blocks - 1 - in->row_blocks[i]
+                                : in->row_blocks[i];
     }
     b.o_rows = malloc((b.nrows ? b.nrows : 1) * (size_t)shape->head_dim * 2);
     b.ref = malloc((b.nrows ? b.nrows : 1) * (size_t)shape->head_dim * sizeof *b.ref);
@@ -200,7 +226,7 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
     for (int set = 0; set < FATTN_INPUT_SETS; ++set) {
         if (in->sets && !(in->sets & 1u << set))
             continue;
-        if ((rc = run_set(&k, bm, shape, in, set, &b, out, &each[set])) != 0)
+        if ((rc = run_set(&k, cfg, &fl, shape, in, set, &b, out, &each[set])) != 0)
             goto out;
         const fattn_sim_finding *f = fattn_sim_report_worst(&out->rep);
         if (f) {

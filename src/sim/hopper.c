@@ -355,12 +355,17 @@ int sim_api_mbar_try_wait(fattn_sim_site s, unsigned addr, unsigned parity)
 
 static const fattn_tmap *tmap_of(const fattn_sim_site *s, const void *map, const char *insn)
 {
-    const uint8_t *p = map, *slot = S->l->tmap_slot;
+    const uint8_t *p = map, *slot = S->l->args_entry ? NULL : S->l->tmap_slot;
     if (slot && p >= slot && p < slot + 128 * (size_t)S->l->ntmaps && (p - slot) % 128 == 0)
         return &S->tmaps[(p - slot) / 128];
+    /* A map passed as a parameter: the thread's own copy of one of the
+     * launch's, byte for byte. */
+    for (unsigned i = 0; S->l->args_entry && p && i < S->l->ntmaps; ++i)
+        if (!memcmp(p, S->tmap_img[i].b, sizeof S->tmap_img[i].b))
+            return &S->tmaps[i];
     finding_in in = {.kind = FATTN_SIMK_INVALID_OPERAND, .t = sim_me(), .site = s, .insn = insn, .other_thr = -1};
-    sim_finding(&in, "%s with a tensor map at %p, which is none of the launch's %u fattn_tmaps", insn, map,
-                S->l->ntmaps);
+    sim_finding(&in, "%s with a tensor map at %p, which is none of the launch's %u %s", insn, map, S->l->ntmaps,
+                S->l->args_entry ? "tensor-map parameters" : "fattn_tmaps");
     return NULL;
 }
 

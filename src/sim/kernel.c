@@ -198,7 +198,7 @@ static int mkdirs(const char *dir)
     return rc;
 }
 
-static int load(const char *path, fattn_sim_kernel *k, char *why, size_t why_size)
+static int load(const char *path, const char *name, fattn_sim_kernel *k, char *why, size_t why_size)
 {
     k->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!k->handle)
@@ -208,11 +208,12 @@ static int load(const char *path, fattn_sim_kernel *k, char *why, size_t why_siz
     const unsigned *cluster = dlsym(k->handle, "fattn_sim_cluster_x");
     k->api_slot = dlsym(k->handle, "fattn_sim_api_p");
     k->self_slot = dlsym(k->handle, "fattn_sim_self_p");
-    void *entry = dlsym(k->handle, "fattn_fwd");
-    if (!smem || !threads || !cluster || !k->api_slot || !k->self_slot || !entry) {
+    void *entry = dlsym(k->handle, name), *args_entry = dlsym(k->handle, "fattn_sim_entry_args");
+    if (!smem || !threads || !cluster || !k->api_slot || !k->self_slot || !entry || !args_entry) {
         snprintf(why, why_size, "the host build of the kernel lacks %s",
-                 !entry     ? "fattn_fwd"
-                 : !smem    ? "fattn_smem_bytes"
+                 !entry       ? name
+                 : !args_entry ? "fattn_sim_entry_args"
+                 : !smem      ? "fattn_smem_bytes"
                  : !threads ? "fattn_threads"
                             : "its simulator hooks");
         dlclose(k->handle);
@@ -235,6 +236,7 @@ static int load(const char *path, fattn_sim_kernel *k, char *why, size_t why_siz
     k->threads = *threads;
     k->cluster = *cluster;
     memcpy(&k->entry, &entry, sizeof entry);
+    memcpy(&k->args_entry, &args_entry, sizeof args_entry);
     return FATTN_OK;
 }
 
@@ -286,6 +288,32 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         fattn_sb_addf(&text, "%s\n%s", sim_headers[i], t);
         free(t);
     }
+    /* After the kernel, in the same translation unit: the simulator's hooks
+     * and the family's entry taking its parameters as cuLaunchKernel does. */
+    char wrapper[1600];
+    snprintf(wrapper, sizeof wrapper,
+             "#include <cstddef>\n#include <type_traits>\n#include <utility>\n"
+             "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
+             "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
+             "#ifndef SPLIT_KV\n#define SPLIT_KV 1\n#endif\n"
+             "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n"
+             "template <class... A, std::size_t... I>\n"
+             "static void fattn_sim_call(void (*f)(A...), void **args, std::index_sequence<I...>)\n"
+             "{\n"
+             "    (void)args;\n"
+             "    f(*static_cast<typename std::remove_cv<typename std::remove_reference<A>::type>::type *>(args[I])...);\n"
+             "}\n"
+             "template <class... A>\n"
+             "static void fattn_sim_call(void (*f)(A...), void **args)\n"
+             "{\n"
+             "    fattn_sim_call(f, args, std::index_sequence_for<A...>{});\n"
+             "}\n"
+             "extern \"C\" void fattn_sim_entry_args(void **args)\n"
+             "{\n"
+             "    fattn_sim_call(&%s, args);\n"
+             "}\n",
+             cfg->fam->kernel_name);
+    fattn_sb_adds(&text, wrapper);
     char id[256];
     if (fattn_sim_compiler_identity(id, sizeof id))
         goto out;
@@ -301,7 +329,7 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
     so = fattn_sb_detach(&p);
     if (access(so, R_OK) == 0) {
         k->cache_hit = 1;
-        rc = load(so, k, why, why_size);
+        rc = load(so, cfg->fam->kernel_name, k, why, why_size);
         goto out;
     }
 
@@ -317,12 +345,7 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", cc, strerror(errno));
         goto out;
     }
-    fprintf(f,
-            "#include \"%s\"\n"
-            "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
-            "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
-            "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n",
-            kernel_path);
+    fprintf(f, "#include \"%s\"\n%s", kernel_path, wrapper);
     if (fclose(f) != 0) {
         rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", cc, strerror(errno));
         goto out;
@@ -365,7 +388,7 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", so, strerror(errno));
         goto out;
     }
-    rc = load(so, k, why, why_size);
+    rc = load(so, cfg->fam->kernel_name, k, why, why_size);
 out:
     fattn_sb_release(&text);
     fattn_sb_release(&log);

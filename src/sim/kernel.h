@@ -25,7 +25,8 @@
 
 typedef struct fattn_sim_kernel {
     void *handle;
-    fattn_sim_entry_fn entry;
+    fattn_sim_entry_fn entry;     /* the family's kernel_name (the attention signature) */
+    fattn_sim_args_fn args_entry; /* the same, taking its parameters as cuLaunchKernel does */
     const void **api_slot;
     void **self_slot;
     unsigned smem_bytes; /* the kernel's fattn_smem_bytes */

@@ -502,9 +502,9 @@ sim_buf *sim_global_check(const fattn_sim_site *s, const void *p, unsigned size,
 {
     const uint8_t *q = p;
     finding_in in = {.t = sim_me(), .site = s, .space = "global", .size = size, .insn = insn, .other_thr = -1};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < SIM_BUFS; ++i) {
         sim_buf *b = &S->bufs[i];
-        if (q < b->base - GUARD || q >= b->base + b->size + GUARD)
+        if (!b->alloc || q < b->base - GUARD || q >= b->base + b->size + GUARD)
             continue;
         long rel = (long)(q - b->base);
         in.addr = (uint64_t)rel;
@@ -956,8 +956,31 @@ static void thread_main(void *arg)
 {
     sim_thread *t = arg;
     const fattn_sim_launch *l = S->l;
-    l->entry(S->bufs[0].base, S->bufs[1].base, S->bufs[2].base, S->bufs[3].base, l->batch, l->heads, l->seqlen,
-             l->scale);
+    if (l->args_entry) {
+        /* The values of the family's parameters (checked in fattn_sim_run). */
+        void *ptr[SIM_BUFS], *argv[FATTN_MAX_ARGS];
+        int ints[FATTN_MAX_ARGS];
+        float scale = l->scale;
+        unsigned map = 0;
+        for (int i = 0; i < l->nargs; ++i) {
+            const int k = l->args[i].kind;
+            if (k <= FATTN_ARG_O || k == FATTN_ARG_WORKSPACE) {
+                ptr[k == FATTN_ARG_WORKSPACE ? 4 : k] = S->bufs[k == FATTN_ARG_WORKSPACE ? 4 : k].base;
+                argv[i] = &ptr[k == FATTN_ARG_WORKSPACE ? 4 : k];
+            } else if (k == FATTN_ARG_SCALE) {
+                argv[i] = &scale;
+            } else if (k == FATTN_ARG_TMAP) {
+                argv[i] = S->tmap_img[map++].b;
+            } else {
+                ints[i] = k == FATTN_ARG_BATCH ? l->batch : k == FATTN_ARG_HEADS ? l->heads : l->seqlen;
+                argv[i] = &ints[i];
+            }
+        }
+        l->args_entry(argv);
+    } else {
+        l->entry(S->bufs[0].base, S->bufs[1].base, S->bufs[2].base, S->bufs[3].base, l->batch, l->heads, l->seqlen,
+                 l->scale);
+    }
     retire(t, 0, 1); /* copies still in flight land after the thread exits */
     t->state = T_DONE;
 }
@@ -1095,8 +1118,9 @@ static int buf_alloc(sim_buf *b, const char *name, size_t size, int writable)
 
 static void release(sim *s)
 {
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < SIM_BUFS; ++i)
         free(s->bufs[i].alloc);
+    free(s->tmap_img);
     if (s->blocks)
         for (unsigned r = 0; r < s->l->cluster; ++r) {
             free(s->blocks[r].alloc);
@@ -1148,7 +1172,8 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     s.wgs = calloc(s.nwg, sizeof *s.wgs);
     s.vc = calloc((size_t)s.nthreads * s.ncols, sizeof *s.vc);
     s.tmaps = calloc(l->ntmaps ? l->ntmaps : 1, sizeof *s.tmaps);
-    int bad = !s.threads || !s.warps || !s.blocks || !s.wgs || !s.vc || !s.tmaps;
+    s.tmap_img = aligned_alloc(64, (l->ntmaps ? l->ntmaps : 1) * sizeof *s.tmap_img);
+    int bad = !s.threads || !s.warps || !s.blocks || !s.wgs || !s.vc || !s.tmaps || !s.tmap_img;
     for (unsigned r = 0; !bad && r < l->cluster; ++r) {
         sim_block *b = &s.blocks[r];
         b->alloc = aligned_alloc(128, ((size_t)l->smem_bytes + 2 * (size_t)GUARD + 127) / 128 * 128);
@@ -1157,7 +1182,8 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
         bad = !b->alloc || !b->sh;
     }
     bad = bad || buf_alloc(&s.bufs[0], "Q", bytes, 0) || buf_alloc(&s.bufs[1], "K", bytes, 0)
-          || buf_alloc(&s.bufs[2], "V", bytes, 0) || buf_alloc(&s.bufs[3], "O", bytes, 1);
+          || buf_alloc(&s.bufs[2], "V", bytes, 0) || buf_alloc(&s.bufs[3], "O", bytes, 1)
+          || (l->workspace && buf_alloc(&s.bufs[4], "W", l->workspace, 1));
     if (bad) {
         release(&s);
         return fattn_error(FATTN_EFAIL, "simulator: out of memory for a launch of %zu-element tensors", elems);
@@ -1171,8 +1197,30 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     memcpy(s.bufs[1].base, l->k, bytes);
     memcpy(s.bufs[2].base, l->v, bytes);
     memcpy(s.bufs[3].base, l->o, bytes);
+    if (l->workspace)
+        memset(s.bufs[4].base, 0, l->workspace);
+    /* The parameters: one tensor map for each FATTN_ARG_TMAP; no workspace
+     * parameter without one, nor one without a parameter. */
+    if (l->args_entry) {
+        unsigned maps = 0;
+        int ws = 0, bad_kind = -1;
+        for (int i = 0; i < l->nargs; ++i) {
+            maps += l->args[i].kind == FATTN_ARG_TMAP;
+            ws |= l->args[i].kind == FATTN_ARG_WORKSPACE;
+            if (l->args[i].kind < 0 || l->args[i].kind >= FATTN_ARG_KINDS)
+                bad_kind = i;
+        }
+        if (l->nargs < 0 || l->nargs > FATTN_MAX_ARGS || bad_kind >= 0 || maps != l->ntmaps
+            || ws != (l->workspace > 0)) {
+            release(&s);
+            return fattn_error(FATTN_EFAIL,
+                               "simulator: %d parameters (%u tensor maps, %s workspace) for %u tensor maps and %zu "
+                               "bytes of workspace",
+                               l->nargs, maps, ws ? "a" : "no", l->ntmaps, l->workspace);
+        }
+    }
     /* The tensor maps, moved onto the simulator's buffers, into the kernel's slots. */
-    if (l->ntmaps > l->tmap_slots || (l->ntmaps && !l->tmap_slot)) {
+    if (!l->args_entry && (l->ntmaps > l->tmap_slots || (l->ntmaps && !l->tmap_slot))) {
         release(&s);
         return fattn_error(FATTN_EFAIL, "simulator: %u tensor maps for a kernel with %u fattn_tmaps slots", l->ntmaps,
                            l->tmap_slot ? l->tmap_slots : 0);
@@ -1197,8 +1245,10 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
         }
         s.tmaps[i] = l->tmaps[i];
         s.tmaps[i].base = s.bufs[b].base + ((const uint8_t *)l->tmaps[i].base - (const uint8_t *)user[b]);
-        memset((uint8_t *)l->tmap_slot + 128 * i, 0, 128);
-        memcpy((uint8_t *)l->tmap_slot + 128 * i, &s.tmaps[i], sizeof s.tmaps[i]);
+        memset(s.tmap_img[i].b, 0, sizeof s.tmap_img[i].b);
+        memcpy(s.tmap_img[i].b, &s.tmaps[i], sizeof s.tmaps[i]);
+        if (!l->args_entry)
+            memcpy((uint8_t *)l->tmap_slot + 128 * i, s.tmap_img[i].b, 128);
     }
     *l->api_slot = &api;
     S = &s;

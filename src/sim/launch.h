@@ -66,6 +66,7 @@
 #include <stdint.h>
 
 #include "gpu/tmap.h"
+#include "space/family.h"
 
 /* Findings, in the order of the verdict names (fattn_sim_kind_name()). */
 enum fattn_sim_kind {
@@ -139,8 +140,21 @@ typedef struct fattn_sim_report {
 typedef void (*fattn_sim_entry_fn)(const void *q, const void *k, const void *v, void *o, int batch, int heads,
                                    int seqlen, float scale);
 
+/* A kernel's entry taking its parameters as cuLaunchKernel does: args[i]
+ * points at parameter i's value (the simulator's host build of the kernel
+ * defines it, fattn_sim_entry_args). */
+typedef void (*fattn_sim_args_fn)(void **args);
+
 typedef struct fattn_sim_launch {
     fattn_sim_entry_fn entry;
+    /* Instead of entry: the kernel's parameters as the family's launch lists
+     * them (space/family.h), the simulator's values for each: its copies of
+     * Q, K, V, O and the workspace, the shape's ints and scale, and the
+     * tensor maps, the i-th FATTN_ARG_TMAP being tmaps[i]. */
+    fattn_sim_args_fn args_entry;
+    const fattn_arg *args;
+    int nargs;
+    size_t workspace; /* bytes of FATTN_ARG_WORKSPACE, zero-filled */
     /* The kernel object's fattn_sim_api_p and fattn_sim_self_p. */
     const void **api_slot;
     void **self_slot;

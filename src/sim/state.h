@@ -14,6 +14,8 @@
 #include "sim/fiber.h"
 #include "sim/launch.h"
 
+#define SIM_BUFS 5
+
 #define GUARD         (64u << 10) /* bytes around every buffer, to name an overrun's buffer */
 #define STACK_BYTES   (256u << 10)
 #define CLUSTER_SHIFT 24 /* shared::cluster address: (rank + 1) << 24 | offset */
@@ -203,7 +205,12 @@ typedef struct sim {
     unsigned ncols, col_mbar, col_wg, col_bulk;
     unsigned regs;     /* registers per thread the launch allocates */
     fattn_tmap *tmaps; /* the launch's maps, based in bufs */
-    sim_buf bufs[4];
+    /* Their 128-byte images, what a kernel taking its maps as parameters
+     * (args_entry) is passed: each thread's copy is known by its bytes. */
+    struct sim_tmap_img {
+        _Alignas(64) unsigned char b[128];
+    } *tmap_img;
+    sim_buf bufs[SIM_BUFS]; /* Q, K, V, O, and the workspace (W) */
     sim_thread *cur;
     /* Happens-before: thread i's vector clock is vc[i * ncols .. + ncols),
      * entry j the last clock of column j that i has synchronized with; a

@@ -19,6 +19,9 @@
 #ifndef FATTN_SPACE_FAMILY_H
 #define FATTN_SPACE_FAMILY_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "target/shape.h"
 
 #define FATTN_MAX_PARAMS 16
@@ -37,6 +40,34 @@ typedef struct fattn_param_info {
     const char *help;
 } fattn_param_info;
 
+/* The kernel's parameters, in order: what the host passes to each launch.
+ * The tensors are fp16 (batch, heads, seqlen, head_dim), contiguous. */
+enum fattn_arg_kind {
+    FATTN_ARG_Q,         /* const half *: the tensor's device address */
+    FATTN_ARG_K,
+    FATTN_ARG_V,
+    FATTN_ARG_O,         /* half *: the output */
+    FATTN_ARG_BATCH,     /* int */
+    FATTN_ARG_HEADS,     /* int */
+    FATTN_ARG_SEQLEN,    /* int */
+    FATTN_ARG_SCALE,     /* float: 1 / sqrt(head_dim) */
+    FATTN_ARG_TMAP,      /* const __grid_constant__ CUtensorMap (128 bytes) of tensor `tensor` */
+    FATTN_ARG_WORKSPACE, /* void *: the launch's workspace, zeroed before every launch */
+    FATTN_ARG_KINDS,
+};
+
+#define FATTN_MAX_ARGS 16
+
+typedef struct fattn_arg {
+    int kind; /* enum fattn_arg_kind */
+    /* FATTN_ARG_TMAP: the tensor (FATTN_ARG_Q .. FATTN_ARG_O) mapped 3-D as
+     * gpu/tmap.h says, rebuilt by the host for every input-buffer set, with
+     * boxes of box_rows rows by box_cols elements and a swizzle of 0, 32, 64
+     * or 128 bytes. */
+    int tensor;
+    unsigned box_rows, box_cols, swizzle;
+} fattn_arg;
+
 /* How one configuration launches at one shape: what the evaluator, the
  * simulator, the post-compile gates and export read. One kernel per forward
  * in this version. */
@@ -48,7 +79,26 @@ typedef struct fattn_launch {
     int one_block_per_sm;  /* the kernel is built for one resident block per SM */
     int async_copies;      /* it prefetches asynchronously: the seeds' low_occupancy waiver */
     const char *async_why; /* what the waiver says: "CP_ASYNC=1 prefetches" */
+    fattn_arg args[FATTN_MAX_ARGS];
+    int nargs;
+    unsigned long long workspace; /* bytes of FATTN_ARG_WORKSPACE (0: none) */
+    /* Query rows each cluster along x covers (x-th cluster: rows x * rows_per_block
+     * onward; the simulator's row-block sampling); with causal_last_first, a
+     * causal launch's cluster x covers row block (blocks - 1 - x) instead. */
+    unsigned rows_per_block;
+    int causal_last_first;
 } fattn_launch;
+
+/* "q", "k", "v", "o", "batch", "heads", "seqlen", "scale", "tmap",
+ * "workspace" (the wire and export names of the kinds), or NULL. */
+const char *fattn_arg_kind_name(int kind);
+
+/* The kind named `name`, or -1. */
+int fattn_arg_kind_find(const char *name);
+
+/* The attention kernels' parameters (q, k, v, o, batch, heads, seqlen,
+ * scale): fills out->args. */
+void fattn_launch_attention_args(fattn_launch *out);
 
 typedef struct fattn_family {
     const char *name;    /* "mma"; every other family's keys start with it */
@@ -61,6 +111,14 @@ typedef struct fattn_family {
     int (*gates_static)(const struct fattn_gate_input *in, struct fattn_verdict *first, struct fattn_verdict *all);
     /* The launch of configuration c at shape s on a GPU of sm_count SMs. */
     void (*launch)(const struct fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out);
+    /* NVRTC compiles for the architecture-specific target (sm_90a rather
+     * than sm_90): wgmma, setmaxnreg. The static gates refuse what lacks it. */
+    int arch_specific;
+    /* The output row `row` (of batch * heads * seqlen) of the kernel on
+     * inputs q, k, v of shape s, head_dim values into out. NULL: attention,
+     * the fp64 reference (on the GPU, the engine's fattn_ref kernel). */
+    void (*reference_row)(const fattn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v, size_t row,
+                          double *out);
 } fattn_family;
 
 /* The families, first the default (mma); NULL-terminated (family/table.c). */

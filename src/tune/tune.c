@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gates/layout.h"
 #include "util/err.h"
 #include "util/misc.h"
 
@@ -33,8 +32,8 @@ static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long
 /* A trial record for a compiled item, before any evaluation. */
 static void compiled_rec(const fattn_tune_ctx *ctx, fattn_compile_item *it, fattn_trial_rec *r)
 {
-    fattn_layout l;
-    fattn_layout_init(&l, &it->cfg, ctx->cc->shape->head_dim);
+    fattn_launch l; /* the family's model: its shared memory */
+    it->cfg.fam->launch(&it->cfg, ctx->cc->shape, 0, &l);
     memset(r, 0, sizeof *r);
     r->study_id = ctx->study;
     r->seq = (*ctx->seq)++;
@@ -42,7 +41,7 @@ static void compiled_rec(const fattn_tune_ctx *ctx, fattn_compile_item *it, fatt
     r->cache_key = it->env_error ? NULL : it->cache_key;
     r->cache_hit = it->cache_hit;
     r->compile_ms = it->env_error ? -1 : it->cache_hit ? 0 : it->entry.compile_ms;
-    r->smem_model = l.total_bytes;
+    r->smem_model = l.smem;
     if (!it->env_error && it->entry.ok)
         r->res = &it->entry.res;
     r->has_occupancy = it->has_occ;

@@ -8,7 +8,16 @@
  *   fattn_fill  writes small values into its tensor;
  *   fattn_ref   writes 0.25 (fp32) into every output element;
  *   fattn_fwd   writes 0.25 (fp16) into every output element, so a healthy
- *               candidate passes the numerics gate.
+ *               candidate passes the numerics gate;
+ *   fattn_tmacopy  (the tmacopy family: tensor maps of V and O, batch,
+ *               heads, seqlen[, workspace]) copies V into O through the
+ *               addresses its maps hold, so it passes its O = V reference,
+ *               and logs "tmacopy V" with V's address (a test can see each
+ *               launch read its own input set).
+ * cuMemsetD8Async is captured like a launch. With the directive `ws`, a
+ * tmacopy launch takes a sixth parameter, a workspace, that must be zero
+ * when it runs (else the next synchronizing call fails with
+ * CUDA_ERROR_ILLEGAL_ADDRESS, sticky) and that it leaves nonzero.
  * Each launch "takes" a fixed time (10 us unless the module says otherwise),
  * which CUDA events measure, so timing arithmetic can be checked exactly.
  * Stream capture records launches; a graph launch replays them.
@@ -61,9 +70,9 @@ struct CUfunc_st {
 
 struct CUmod_st {
     CUresult launch_err, attr_err, sync_err, ruin;
-    int sticky, no_output;
+    int sticky, no_output, ws;
     double us;
-    struct CUfunc_st fn[3];
+    struct CUfunc_st fn[4];
     unsigned char tmaps[16 * 128];
 };
 
@@ -71,9 +80,10 @@ struct CUmod_st {
 typedef struct effect {
     struct CUfunc_st *fn; /* NULL: another library's kernel (mock_cuda_external) */
     double us;
-    CUdeviceptr dst;
-    unsigned long long n, seed;
+    CUdeviceptr dst, src, ws;
+    unsigned long long n, seed, ws_bytes;
     unsigned tensor;
+    int memset8; /* cuMemsetD8Async of n bytes of `tensor` at dst */
 } effect;
 
 struct CUstream_st {
@@ -239,7 +249,7 @@ static CUresult directive(struct CUmod_st *m, const char *d)
         m->us = strtod(d + 3, &end);
     else if (!strcmp(d, "sticky"))
         return CUDA_SUCCESS;
-    else if (!strcmp(d, "output=none"))
+    else if (!strcmp(d, "output=none") || !strcmp(d, "ws"))
         return CUDA_SUCCESS;
     else
         return CUDA_ERROR_INVALID_IMAGE;
@@ -262,6 +272,7 @@ CUresult cuModuleLoadData(CUmodule *out, const void *image)
             }
             m->sticky |= !strcmp(d, "sticky");
             m->no_output |= !strcmp(d, "output=none");
+            m->ws |= !strcmp(d, "ws");
         }
     }
     *out = m;
@@ -292,8 +303,8 @@ CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const c
 CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name)
 {
     NEED_CTX("cuModuleGetFunction");
-    static const char *const kinds[] = {"fattn_fill", "fattn_ref", "fattn_fwd"};
-    for (int k = 0; k < 3; ++k)
+    static const char *const kinds[] = {"fattn_fill", "fattn_ref", "fattn_fwd", "fattn_tmacopy"};
+    for (int k = 0; k < 4; ++k)
         if (!strcmp(name, kinds[k])) {
             struct CUfunc_st *f = &m->fn[k];
             f->mod = m, f->kind = k;
@@ -375,6 +386,15 @@ CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s)
     return cuMemsetD32(p, v, n);
 }
 
+static CUresult enqueue(CUstream s, const effect *e);
+
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+    NEED_CTX("cuMemsetD8Async");
+    effect e = {.dst = p, .n = n, .tensor = v, .memset8 = 1};
+    return enqueue(s, &e);
+}
+
 CUresult cuMemGetInfo(size_t *free_, size_t *total)
 {
     *free_ = (size_t)79 << 30, *total = (size_t)80 << 30;
@@ -385,6 +405,10 @@ CUresult cuMemGetInfo(size_t *free_, size_t *total)
 static void run_effect(const effect *e)
 {
     struct CUfunc_st *f = e->fn;
+    if (e->memset8) {
+        memset((void *)(uintptr_t)e->dst, (int)e->tensor, e->n);
+        return;
+    }
     if (!f) {
         clock_us += e->us;
         return;
@@ -403,6 +427,16 @@ static void run_effect(const effect *e)
         float *d = (float *)(uintptr_t)e->dst;
         for (unsigned long long i = 0; i < e->n; ++i)
             d[i] = 0.25f;
+    } else if (f->kind == 3) {
+        mock_log("tmacopy V %llx", (unsigned long long)e->src);
+        const unsigned char *w = (const unsigned char *)(uintptr_t)e->ws;
+        for (unsigned long long i = 0; i < e->ws_bytes; ++i)
+            if (w[i] && !pending)
+                pending = ruined = CUDA_ERROR_ILLEGAL_ADDRESS;
+        if (e->ws_bytes)
+            memset((void *)(uintptr_t)e->ws, 0xab, e->ws_bytes);
+        if (!f->mod->no_output)
+            memcpy((void *)(uintptr_t)e->dst, (const void *)(uintptr_t)e->src, e->n * 2);
     } else if (!f->mod->no_output) {
         uint16_t *d = (uint16_t *)(uintptr_t)e->dst;
         for (unsigned long long i = 0; i < e->n; ++i)
@@ -443,6 +477,18 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         e.n = *(unsigned long long *)params[1];
         e.seed = *(unsigned long long *)params[2];
         e.tensor = *(unsigned *)params[3];
+    } else if (f->kind == 3) {
+        /* The mock's maps hold their tensor's address and element count. */
+        const unsigned char *mv = params[0], *mo = params[1];
+        if (memcmp(mv, "MOCKTMAP", 8) || memcmp(mo, "MOCKTMAP", 8))
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(&e.src, mv + 32, sizeof e.src);
+        memcpy(&e.dst, mo + 32, sizeof e.dst);
+        memcpy(&e.n, mv + 40, sizeof e.n);
+        if (f->mod->ws) {
+            e.ws = *(CUdeviceptr *)params[5];
+            e.ws_bytes = 4096;
+        }
     } else {
         int b = *(int *)params[4], h = *(int *)params[5], sq = *(int *)params[6];
         float scale = *(float *)params[7];
@@ -656,6 +702,13 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
     memcpy(m, "MOCKTMAP", 8);
     m[8] = (unsigned char)tensorRank;
     memcpy(m + 12, boxDim, tensorRank * sizeof *boxDim);
+    /* The tensor, for the mock's tmacopy kernel: its address and elements. */
+    CUdeviceptr base = (CUdeviceptr)(uintptr_t)globalAddress;
+    unsigned long long elems = 1;
+    for (cuuint32_t i = 0; i < tensorRank; ++i)
+        elems *= globalDim[i];
+    memcpy(m + 32, &base, sizeof base);
+    memcpy(m + 40, &elems, sizeof elems);
     return CUDA_SUCCESS;
 }
 
