@@ -16,6 +16,14 @@
 #include <cuda_fp16.h>
 #include "fattn_prim_sm90.h"
 
+/* fattn-tune passes -DBOX_ROWS= and -DHEAD_DIM=; an exported header
+ * defines the FATTN_ names. */
+#if !defined(BOX_ROWS) && defined(FATTN_BOX_ROWS)
+#define BOX_ROWS FATTN_BOX_ROWS
+#endif
+#if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
+#define HEAD_DIM FATTN_HEAD_DIM
+#endif
 #ifndef BOX_ROWS
 #define BOX_ROWS 64
 #endif
@@ -23,6 +31,9 @@
 #define HEAD_DIM 64
 #endif
 
+/* The kernel's own (an exported header's are the same numbers). */
+#undef FATTN_THREADS
+#undef FATTN_SMEM_BYTES
 #define FATTN_THREADS   32
 #define FATTN_BOX_BYTES (BOX_ROWS * HEAD_DIM * 2)
 /* The box at a 128-byte boundary (TMA's), its mbarrier after it. */

@@ -3,6 +3,7 @@
  */
 #include "export/export.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,6 @@
 #include "compile/nvrtc.h"
 #include "config.h"
 #include "export/table.h"
-#include "gates/layout.h"
 #include "util/err.h"
 #include "util/escape.h"
 #include "util/misc.h"
@@ -114,7 +114,7 @@ static int load_best(fattn_store *s, long long study, best *b)
     static const char sql[] =
         "SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
         "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
-        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options "
+        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, s.family "
         "FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = t.cache_key "
         "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
         "ORDER BY t.median_us, t.id LIMIT 1";
@@ -164,20 +164,29 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->timing = text(st, 13);
     b->trial = sqlite3_column_int64(st, 14);
     b->key = text(st, 15);
+    const int m = 16 + FATTN_MMA_NPARAMS; /* the columns after the parameters */
+    char *family = text(st, m + 8);
     /* The parameter columns are the mma family's, NULL in another family's
      * trials (the key, any text a user's database may hold, is not parsed). */
     if (sqlite3_column_type(st, 16) == SQLITE_NULL) {
-        sqlite3_finalize(st);
-        best_release(b);
-        return fattn_error(FATTN_EFAIL,
-                           "study %lld searched a kernel family other than mma (its trials' parameters are in "
-                           "params_json); export writes the mma family's header and kernel in this version",
-                           study);
+        /* Another family's trial: its key names the family and every
+         * parameter, each held to the family's table by the parser. */
+        const fattn_family *fam = family ? fattn_family_find(family) : NULL;
+        if (!fam || fam == &fattn_family_mma || fattn_config_parse(b->key, "the best trial's key", &b->cfg)
+            || b->cfg.fam != fam) {
+            sqlite3_finalize(st);
+            best_release(b);
+            free(family);
+            return fattn_error(FATTN_EFAIL, "study %lld: its best trial (%lld) holds no configuration of a known "
+                               "kernel family",
+                               study, (long long)b->trial);
+        }
+    } else {
+        b->cfg.fam = &fattn_family_mma;
+        for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
+            b->cfg.v[i] = sqlite3_column_int(st, 16 + i);
     }
-    b->cfg.fam = &fattn_family_mma;
-    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
-        b->cfg.v[i] = sqlite3_column_int(st, 16 + i);
-    const int m = 16 + FATTN_MMA_NPARAMS; /* the columns after the parameters */
+    free(family);
     b->median = sqlite3_column_double(st, m);
     b->p10 = sqlite3_column_double(st, m + 1);
     b->p90 = sqlite3_column_double(st, m + 2);
@@ -200,11 +209,106 @@ static int load_best(fattn_store *s, long long study, best *b)
     fattn_nvcc_flags(b->options, 0, b->nvcc, sizeof b->nvcc);
     fattn_nvcc_flags(b->options, 1, b->nvcc_full, sizeof b->nvcc_full);
     if (!b->has_smem) {
-        fattn_layout l;
-        fattn_layout_init(&l, &b->cfg, b->shape.head_dim);
-        b->smem = (int)l.total_bytes;
+        fattn_launch l; /* the family's model */
+        b->cfg.fam->launch(&b->cfg, &b->shape, 0, &l);
+        b->smem = (int)l.smem;
     }
     return load_confirmation(s, b);
+}
+
+/* The kernel's parameter list, "(const half *q, ..., float scale)". */
+static void signature(const fattn_launch *l, char *out, size_t n)
+{
+    size_t k = (size_t)snprintf(out, n, "(");
+    for (int i = 0; i < l->nargs && k < n; ++i) {
+        const fattn_arg *a = &l->args[i];
+        const char *name = fattn_arg_kind_name(a->kind), *sep = i ? ", " : "";
+        if (a->kind <= FATTN_ARG_O)
+            k += (size_t)snprintf(out + k, n - k, "%s%shalf *%s", sep, a->kind == FATTN_ARG_O ? "" : "const ", name);
+        else if (a->kind == FATTN_ARG_SCALE)
+            k += (size_t)snprintf(out + k, n - k, "%sfloat scale", sep);
+        else if (a->kind == FATTN_ARG_TMAP)
+            k += (size_t)snprintf(out + k, n - k, "%sconst __grid_constant__ CUtensorMap tmap_%s", sep,
+                                  fattn_arg_kind_name(a->tensor));
+        else if (a->kind == FATTN_ARG_WORKSPACE)
+            k += (size_t)snprintf(out + k, n - k, "%svoid *workspace", sep);
+        else
+            k += (size_t)snprintf(out + k, n - k, "%sint %s", sep, name);
+    }
+    if (k < n)
+        snprintf(out + k, n - k, ")");
+}
+
+/* A family whose launch needs host setup (tensor maps, a workspace) gets a
+ * launcher at the tuned shape, written from its parameter list: compiled
+ * where FATTN_TUNED_HOST is defined (the CUDA driver API, cuda.h). */
+static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
+{
+    int maps = 0;
+    for (int i = 0; i < l->nargs; ++i)
+        maps += l->args[i].kind == FATTN_ARG_TMAP;
+    if (!maps && !l->workspace)
+        return;
+    fputs("\n/* The host side (CUDA driver API), where FATTN_TUNED_HOST is defined: fattn_tuned_launch()\n"
+          " * launches function fn (the kernel of this configuration) at the tuned shape on fp16 tensors\n"
+          " * (B, H, S, D), building the kernel's tensor maps from the buffers on each call", out);
+    if (l->workspace)
+        fputs(" and zeroing the\n * workspace (FATTN_TUNED_WORKSPACE_BYTES of device memory) before the launch", out);
+    fputs(". */\n#ifdef FATTN_TUNED_HOST\n#include <cuda.h>\n", out);
+    if (l->workspace)
+        fprintf(out, "#define FATTN_TUNED_WORKSPACE_BYTES %lluull\n", l->workspace);
+    fputs("static inline CUresult fattn_tuned_tmap(CUtensorMap *m, CUdeviceptr t, cuuint32_t box_rows, cuuint32_t "
+          "box_cols,\n                                        CUtensorMapSwizzle swizzle)\n{\n"
+          "    const cuuint64_t dim[3] = {FATTN_HEAD_DIM, FATTN_TUNED_SHAPE_S, (cuuint64_t)FATTN_TUNED_SHAPE_B * "
+          "FATTN_TUNED_SHAPE_H};\n"
+          "    const cuuint64_t stride[2] = {FATTN_HEAD_DIM * 2, (cuuint64_t)FATTN_TUNED_SHAPE_S * FATTN_HEAD_DIM * "
+          "2};\n"
+          "    const cuuint32_t box[3] = {box_cols, box_rows, 1}, ones[3] = {1, 1, 1};\n"
+          "    return cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)(size_t)t, dim, stride, "
+          "box, ones,\n"
+          "                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, "
+          "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
+          "                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n}\n\n",
+          out);
+    fprintf(out, "static inline CUresult fattn_tuned_launch(CUfunction fn, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v, "
+                 "CUdeviceptr o,%s\n                                          CUstream stream)\n{\n",
+            l->workspace ? " CUdeviceptr workspace," : "");
+    fprintf(out, "    int batch = FATTN_TUNED_SHAPE_B, heads = FATTN_TUNED_SHAPE_H, seqlen = FATTN_TUNED_SHAPE_S;\n"
+                 "    float scale = %.9gf;\n    CUdeviceptr tensor[4] = {q, k, v, o};\n"
+                 "    CUtensorMap map[%d];\n    CUresult r;\n"
+                 "    (void)batch, (void)heads, (void)seqlen, (void)scale, (void)tensor;\n",
+            1.0 / sqrt((double)head_dim), maps);
+    for (int i = 0, m = 0; i < l->nargs; ++i) {
+        const fattn_arg *a = &l->args[i];
+        if (a->kind != FATTN_ARG_TMAP)
+            continue;
+        fprintf(out,
+                "    if ((r = fattn_tuned_tmap(&map[%d], tensor[%d], %u, %u, CU_TENSOR_MAP_SWIZZLE_%s)) != "
+                "CUDA_SUCCESS)\n        return r;\n",
+                m++, a->tensor, a->box_rows, a->box_cols,
+                a->swizzle == 32 ? "32B" : a->swizzle == 64 ? "64B" : a->swizzle == 128 ? "128B" : "NONE");
+    }
+    if (l->workspace)
+        fputs("    if ((r = cuMemsetD8Async(workspace, 0, FATTN_TUNED_WORKSPACE_BYTES, stream)) != CUDA_SUCCESS)\n"
+              "        return r;\n",
+              out);
+    fputs("    void *args[] = {", out);
+    for (int i = 0, m = 0; i < l->nargs; ++i) {
+        const int kind = l->args[i].kind;
+        if (i)
+            fputs(", ", out);
+        if (kind <= FATTN_ARG_O)
+            fprintf(out, "&tensor[%d]", kind);
+        else if (kind == FATTN_ARG_TMAP)
+            fprintf(out, "&map[%d]", m++);
+        else if (kind == FATTN_ARG_WORKSPACE)
+            fputs("&workspace", out);
+        else
+            fprintf(out, "&%s", fattn_arg_kind_name(kind));
+    }
+    fprintf(out, "};\n    return cuLaunchKernel(fn, %u, %u, %u, FATTN_THREADS, 1, 1, FATTN_SMEM_BYTES, stream, args, "
+                 "NULL);\n}\n#endif /* FATTN_TUNED_HOST */\n",
+            l->grid[0], l->grid[1], l->grid[2]);
 }
 
 /* Text from the database goes into the header's comment through
@@ -213,6 +317,9 @@ static int load_best(fattn_store *s, long long study, best *b)
  * what the header defines. */
 static void write_header(const best *b, FILE *out)
 {
+    const fattn_family *fam = b->cfg.fam;
+    fattn_launch l; /* the family's launch at the study's shape */
+    fam->launch(&b->cfg, &b->shape, 0, &l);
     char now[32], shape[96];
     fattn_utc_now(now);
     fattn_shape_format(&b->shape, shape, sizeof shape);
@@ -262,22 +369,18 @@ static void write_header(const best *b, FILE *out)
     fattn_c_comment(out, b->options ? b->options : "(not recorded)");
     fputs(",\n * the -D options given as the FATTN_ definitions below):\n *   nvcc ", out);
     fattn_c_comment(out, b->nvcc[0] ? b->nvcc : "-arch=ARCH -std=c++17 --use_fast_math");
-    fputs(" -c -include THIS_HEADER kernels/fattn_fwd.cu\n"
-          " * (nvcc's front end is not NVRTC's: the registers can differ by a few; the measured binary itself\n"
-          " * is fattn-tune export --format cubin.)\n",
-          out);
-    fputs(" * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"
-          " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit when it exceeds\n"
-          " * 48 KiB). FATTN_SPLIT_KV > 1 builds clusters of that many blocks (compiled in: a plain launch).\n"
-          " */\n",
-          out);
+    fprintf(out,
+            " -c -include THIS_HEADER kernels/%s\n"
+            " * (nvcc's front end is not NVRTC's: the registers can differ by a few; the measured binary itself\n"
+            " * is fattn-tune export --format cubin.)\n",
+            fam->kernel_file);
+    fputs(fam->launch_doc, out);
     fputs("#ifndef FATTN_TUNED_H\n#define FATTN_TUNED_H\n\n", out);
-    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
+    for (int i = 0; i < fam->nparams; ++i)
         if (fattn_param_exported(&b->cfg, i))
-            fprintf(out, "#define FATTN_%s %d\n", fattn_mma_params[i].name, b->cfg.v[i]);
+            fprintf(out, "#define FATTN_%s %d\n", fam->params[i].name, b->cfg.v[i]);
     fprintf(out, "#define FATTN_HEAD_DIM %d\n#define FATTN_CAUSAL %d\n", b->shape.head_dim, b->shape.causal);
-    fprintf(out, "#define FATTN_THREADS %d\n#define FATTN_SMEM_BYTES %d\n\n", 32 * b->cfg.v[FATTN_P_NUM_WARPS],
-            b->smem);
+    fprintf(out, "#define FATTN_THREADS %u\n#define FATTN_SMEM_BYTES %d\n\n", l.threads, b->smem);
     fprintf(out, "#define FATTN_TUNED_VERSION \"%s\"\n#define FATTN_TUNED_STUDY %lld\n#define FATTN_TUNED_TRIAL %lld\n",
             FATTN_VERSION, b->study, b->trial);
     fputs("#define FATTN_TUNED_ARCH ", out);
@@ -302,6 +405,7 @@ static void write_header(const best *b, FILE *out)
         fattn_c_string(out, b->conf_verdict);
         fputs("\n", out);
     }
+    write_host_launcher(&l, b->shape.head_dim, out);
     fputs("\n#endif /* FATTN_TUNED_H */\n", out);
 }
 
@@ -353,17 +457,22 @@ static void write_json(const best *b, FILE *out)
     fattn_json_string(out, b->key);
     fputs(",\n  \"config\": {", out);
     int first = 1;
-    for (int i = 0; i < FATTN_MMA_NPARAMS; ++i)
+    const fattn_family *fam = b->cfg.fam;
+    fattn_launch l;
+    fam->launch(&b->cfg, &b->shape, 0, &l);
+    char sig[600];
+    signature(&l, sig, sizeof sig);
+    for (int i = 0; i < fam->nparams; ++i)
         if (fattn_param_exported(&b->cfg, i)) {
-            fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fattn_mma_params[i].name, b->cfg.v[i]);
+            fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fam->params[i].name, b->cfg.v[i]);
             first = 0;
         }
     fprintf(out,
-            "},\n  \"threads\": %d,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
-            "\"signature\": \"(const half *q, const half *k, const half *v, half *o, int batch, int heads, "
-            "int seqlen, float scale)\", \"grid\": [\"ceil(seqlen / BLOCK_M) * SPLIT_KV\", \"heads\", \"batch\"], "
-            "\"cluster\": [%d, 1, 1]},\n  \"kernel_hash\": ",
-            32 * b->cfg.v[FATTN_P_NUM_WARPS], b->smem, fattn_family_mma.kernel_name, b->cfg.v[FATTN_P_SPLIT_KV]);
+            "},\n  \"threads\": %u,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
+            "\"signature\": \"%s\", \"grid\": [\"%s\", \"%s\", \"%s\"], "
+            "\"cluster\": [%u, 1, 1]},\n  \"kernel_hash\": ",
+            l.threads, b->smem, fam->kernel_name, sig, fam->grid_rule[0], fam->grid_rule[1], fam->grid_rule[2],
+            l.cluster);
     fattn_json_string(out, b->kernel_hash);
     fputs(",\n  \"space_hash\": ", out);
     fattn_json_string(out, b->space_hash);
@@ -463,6 +572,20 @@ int fattn_export_best_key(fattn_store *s, long long study, char *key)
     return rc;
 }
 
+int fattn_export_best_family(fattn_store *s, long long study, const fattn_family **fam)
+{
+    best b;
+    if (!study && !(study = fattn_latest_study(s)))
+        return FATTN_EFAIL;
+    if (fattn_study_exists(s, study))
+        return FATTN_EUSAGE;
+    int rc = load_best(s, study, &b);
+    if (!rc)
+        *fam = b.cfg.fam;
+    best_release(&b);
+    return rc;
+}
+
 int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out)
 {
     best b;
@@ -497,6 +620,13 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         if ((rc = fattn_study_exists(s, studies[loaded])))
             break;
         rc = load_best(s, studies[loaded], &b[loaded]);
+        if (!rc && b[loaded].cfg.fam != &fattn_family_mma) {
+            rc = fattn_error(FATTN_EUSAGE, "study %lld is of the %s family: a dispatch table holds mma "
+                             "configurations in this version; export it alone",
+                             studies[loaded], b[loaded].cfg.fam->name);
+            ++loaded;
+            break;
+        }
         for (int j = 0; !rc && j < loaded; ++j)
             if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)) {
                 char shape[96];

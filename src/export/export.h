@@ -36,6 +36,10 @@ int fattn_export_best(fattn_store *s, long long study, int format, FILE *out);
  * names both hashes. */
 int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src *src, FILE *out);
 
+/* The kernel family of study `study`'s best configuration (study 0: the
+ * latest), whose kernel fattn_export_kernel() is to be given. */
+int fattn_export_best_family(fattn_store *s, long long study, const fattn_family **fam);
+
 /* The key of study `study`'s best configuration (as above) into
  * key[FATTN_KEY_MAX]. */
 int fattn_export_best_key(fattn_store *s, long long study, char *key);

@@ -40,6 +40,16 @@ static const char *invalidity(const char *status, const char *reason)
     return "constraints";
 }
 
+/* A trial's key parsed without a word on stderr (any text a user's database
+ * may hold: what does not parse is left out). */
+static int config_of(const char *key, fattn_config *c)
+{
+    int was = fattn_error_set_quiet_thread(1);
+    int rc = fattn_config_parse(key, "key", c);
+    fattn_error_set_quiet_thread(was);
+    return rc;
+}
+
 int fattn_export_t4(fattn_store *s, long long study, FILE *out)
 {
     static const char sql[] =
@@ -68,8 +78,17 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
         first = 0;
         fattn_json_string(out, (const char *)sqlite3_column_text(st, 1));
         fputs(", \"configuration\": {", out);
-        for (int p = 0; p < FATTN_MMA_NTUNABLES; ++p)
-            fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_mma_params[p].name, sqlite3_column_int(st, 2 + p));
+        fattn_config c;
+        const char *key = (const char *)sqlite3_column_text(st, 21);
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            for (int p = 0; p < FATTN_MMA_NTUNABLES; ++p)
+                fprintf(out, "%s\"%s\": %d", p ? ", " : "", fattn_mma_params[p].name, sqlite3_column_int(st, 2 + p));
+        } else if (key && !config_of(key, &c)) {
+            /* Another family's trial: the parameters its key names. */
+            for (int p = 0, n = 0; p < c.fam->nparams; ++p)
+                if (!c.fam->params[p].test_only)
+                    fprintf(out, "%s\"%s\": %d", n++ ? ", " : "", c.fam->params[p].name, c.v[p]);
+        }
         /* The times as Kernel Tuner's writer names them (file_utils.py,
          * store_output_file), in milliseconds, 0 where a trial spent none
          * or its study did not record it: NVRTC, the worker's timing and

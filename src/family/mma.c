@@ -56,4 +56,9 @@ const fattn_family fattn_family_mma = {
     .kernel_name = "fattn_fwd",
     .gates_static = fattn_mma_gates_static,
     .launch = mma_launch,
+    .grid_rule = {"ceil(seqlen / BLOCK_M) * SPLIT_KV", "heads", "batch"},
+    .launch_doc = " * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"
+                  " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit when it exceeds\n"
+                  " * 48 KiB). FATTN_SPLIT_KV > 1 builds clusters of that many blocks (compiled in: a plain launch).\n"
+                  " */\n",
 };

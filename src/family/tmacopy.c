@@ -109,4 +109,9 @@ const fattn_family fattn_family_tmacopy = {
     .launch = tmacopy_launch,
     .arch_specific = 1,
     .reference_row = tmacopy_reference_row,
+    .grid_rule = {"ceil(seqlen / BOX_ROWS)", "heads", "batch"},
+    .launch_doc = " * Launch: grid (ceil(S / FATTN_BOX_ROWS), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes\n"
+                  " * of dynamic shared memory, and the tensor maps of V and O as parameters: with\n"
+                  " * FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds them and launches.\n"
+                  " */\n",
 };

@@ -119,6 +119,13 @@ typedef struct fattn_family {
      * the fp64 reference (on the GPU, the engine's fattn_ref kernel). */
     void (*reference_row)(const fattn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v, size_t row,
                           double *out);
+    /* Export: the grid's rule over the shape and the parameters, one
+     * expression per dimension (JSON, the header), and the header comment's
+     * launch paragraph (" * Launch: ...", ending the comment). A family
+     * with tensor maps or a workspace gets a host launcher written from its
+     * parameter list (export/export.c). */
+    const char *grid_rule[3];
+    const char *launch_doc;
 } fattn_family;
 
 /* The families, first the default (mma); NULL-terminated (family/table.c). */

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# family.sh - the second kernel family (tmacopy, issue 36) through the whole
+# CLI as a user runs it, without a GPU: gates and compile for sm_90a, the
+# simulator's check, search on the fake engine and by replay of the landscape
+# it leaves (the family carried in the study, the trials' params_json and
+# the landscape, another family's landscape refused), confirm, and export:
+# the header with its host launcher (compiled as C), the JSON, the T4
+# results, and the kernel file (built by nvcc for sm_90a where nvcc is).
+#
+#   family.sh TOOL SOURCE_ROOT [CUDA_ROOT]
+set -euo pipefail
+tool=$(realpath "$1")
+src=$(realpath "$2")
+cuda=${3:-/usr/local/cuda}
+work=$(mktemp -d /tmp/fattn-family.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+space="$src/tests/data/space-tmacopy.json"
+sql() { "$tool" -q query --db "${db:-fattn.db}" --format csv --sql "$1" | tail -n +2; }
+fail() { echo "FAIL: $*" >&2; cat out.txt err.txt >&2 2>/dev/null || true; exit 1; }
+export FATTN_SIM_CACHE="$work/sim"
+
+# Gates: sm_89 has no TMA; at 48 KiB the 256-row box of D=128 does not fit.
+"$tool" gates --space "$space" --arch sm_89 --shape 2,8,500,128 >out.txt 2>err.txt || fail "gates sm_89"
+grep -q "6 configurations: 6 rejected, 0 survive" out.txt || fail "sm_89 rejects all"
+"$tool" gates --space "$space" --arch sm_90 --shape 2,8,500,128 >out.txt 2>err.txt || fail "gates sm_90"
+grep -q "6 configurations: 1 rejected, 5 survive" out.txt || fail "sm_90 at 48 KiB"
+
+# Compile: sm_90a, the model's shared memory.
+"$tool" -q compile --space "$space" --arch sm_90 --shape 2,8,500,128 --smem-limit max --db c.db >out.txt 2>err.txt ||
+    fail "compile"
+db=c.db
+[ "$(sql "SELECT count(*) FROM trials WHERE status = 'compiled' AND smem_dynamic = smem_model")" = 6 ] ||
+    fail "six compiled, shared memory as modelled"
+[ "$(sql "SELECT count(*) FROM compile_cache WHERE family = 'tmacopy' AND options LIKE '--gpu-architecture=sm_90a %'")" = 6 ] ||
+    fail "compiled for sm_90a"
+[ "$(sql "SELECT family FROM studies")" = tmacopy ] || fail "the study's family"
+
+# The simulator: every survivor at a tail shape.
+"$tool" -q check --space "$space" --arch sm_90 --shape 1,2,200,64 --smem-limit max --db c.db >out.txt 2>err.txt ||
+    fail "check"
+[ "$(sql "SELECT count(*) FROM sim_checks WHERE verdict = 'ok' AND config_key LIKE 'tmacopy-br%'")" = 6 ] ||
+    fail "six ok in the simulator"
+unset db
+
+# Search on the fake engine.
+export FATTN_WORKER_HOOK=fake
+"$tool" -q search --strategy exhaustive --arch sm_90 --shape 2,8,512,64 --space "$space" --smem-limit max \
+    --db fattn.db --samples 12 >out.txt 2>err.txt || fail "search"
+[ "$(sql "SELECT count(*) FROM trials WHERE status = 'ok' AND block_m IS NULL AND params_json LIKE '{\"BOX_ROWS\":%}'")" = 6 ] ||
+    fail "six measured, parameters in params_json"
+"$tool" query landscape --db fattn.db >land.csv 2>err.txt || fail "landscape"
+grep -q "^# family: tmacopy$" land.csv || fail "the landscape's family"
+best=$(sql "SELECT config_key FROM trials WHERE status = 'ok' ORDER BY median_us LIMIT 1")
+
+# Replay: the same times, without the fake engine; an mma space refused.
+unset FATTN_WORKER_HOOK
+"$tool" -q search --strategy random --trials 6 --arch sm_90 --shape 2,8,512,64 --space "$space" --smem-limit max \
+    --db replay.db --evaluator replay:land.csv >out.txt 2>err.txt || fail "replay search"
+db=replay.db
+[ "$(sql "SELECT config_key FROM trials WHERE status = 'ok' ORDER BY median_us LIMIT 1")" = "$best" ] ||
+    fail "replay finds the same best"
+unset db
+if "$tool" -q search --arch sm_90 --shape 2,8,512,64 --db replay2.db --evaluator replay:land.csv \
+    >out.txt 2>err.txt; then fail "an mma search replayed a tmacopy landscape"; fi
+grep -q "the landscape holds the tmacopy family's configurations; the space's family is mma" err.txt ||
+    fail "the refusal names both families"
+
+# Confirm against the (fake) cuDNN baseline.
+export FATTN_WORKER_HOOK=fake
+"$tool" confirm --db fattn.db --n 20 >out.txt 2>err.txt || fail "confirm"
+grep -q "^$best: " out.txt || fail "confirmed the best"
+[ "$(sql "SELECT count(*) FROM confirmation_samples WHERE side = 'candidate'")" = 20 ] || fail "samples stored"
+
+# Export: the header (its launcher compiles as C), JSON, T4, the kernel.
+"$tool" export --db fattn.db -o tuned.h 2>err.txt || fail "export"
+grep -q "^#define FATTN_BOX_ROWS ${best#tmacopy-br}$" tuned.h || fail "the header's parameter"
+grep -q "^#define FATTN_TUNED_CONFIG \"$best\"$" tuned.h || fail "the header's config"
+grep -q "static inline CUresult fattn_tuned_launch" tuned.h || fail "the host launcher"
+if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
+    cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c tuned.h 2>err.txt ||
+        fail "the host launcher does not compile"
+fi
+"$tool" export --db fattn.db --format json >out.json 2>err.txt || fail "export json"
+grep -q '"entry": "fattn_tmacopy"' out.json || fail "json entry"
+grep -q '"signature": "(const __grid_constant__ CUtensorMap tmap_v, const __grid_constant__ CUtensorMap tmap_o, int batch, int heads, int seqlen)"' out.json ||
+    fail "json signature"
+"$tool" export --db fattn.db --format t4 >t4.json 2>err.txt || fail "export t4"
+[ "$(grep -c '"configuration": {"BOX_ROWS": ' t4.json)" = 6 ] || fail "t4 configurations"
+"$tool" export --db fattn.db --kernel k.cu -o h.h 2>err.txt || fail "export --kernel"
+grep -q "fattn_tmacopy.cu, sha256" k.cu || fail "the family's kernel"
+if [ -x "$cuda/bin/nvcc" ]; then
+    "$cuda/bin/nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -c k.cu -o k.o 2>err.txt ||
+        fail "nvcc does not build the exported kernel"
+fi
+if "$tool" export --db fattn.db --study 1 --study 1 >out.txt 2>err.txt; then fail "a tmacopy dispatch table"; fi
+grep -q "a dispatch table holds mma configurations" err.txt || fail "the dispatch refusal"
+echo "ok"
