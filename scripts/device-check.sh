@@ -31,6 +31,12 @@
 #                 then each primitive mode of kernels/fattn_prim_sm90_test.cu
 #                 in its own launch under a 2 s watchdog, bit for bit against
 #                 the simulator: one table row a mode
+#   family        issue 36: the second kernel family (tmacopy, O = V through
+#                 TMA with tensor maps built per input set): exhaustive search
+#                 at 2,8,512,64 and the tail shape 2,8,500,128 (every trial
+#                 verified against the family's reference and timed through
+#                 the graph), confirm --n 30 of the best, its header exported
+#                 and its host launcher compiled
 #   tests         the GPU test programs (reference vs fp64 CPU, fill vs host,
 #                 the engine across S in {500,512,1000,2048}, D in {64,128},
 #                 causal and not, cuDNN; a test that skips (77) is reported
@@ -193,6 +199,7 @@ estimate() {
     first) echo "$((5 * est_bench_s + est_sanitize_s + 30)) 2 GPU test programs, 5 bench runs, a sanitizer run" ;;
     env) echo "15 version queries" ;;
     hopper) echo "60 140 tensor maps encoded, 19 primitive launches (an NVRTC compile a process)" ;;
+    family) echo "60 two exhaustive searches of 6 tmacopy configurations, confirm --n 30, an export" ;;
     tests) echo "60 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
     small | small-causal)
         a=$([ "$1" = small ] && echo 0 || echo 1)
@@ -384,6 +391,51 @@ stage_hopper() {
         break
     done
     rm -f "$out"
+    say ""
+}
+
+stage_family() {
+    say "## The tmacopy family (issue 36)"
+    say ""
+    local db=$work/family.db shape
+    rm -f "$db" "$db"-*
+    for shape in 2,8,512,64 2,8,500,128; do
+        if ! run "$tool" search --strategy exhaustive --arch "$arch" --shape "$shape" \
+            --space "$root/tests/data/space-tmacopy.json" \
+            --smem-limit max --db "$db"; then
+            bad "tmacopy search at $shape failed (see check.log)"
+            continue
+        fi
+        local st n ok
+        st=$(sql "$db" "SELECT max(id) FROM studies")
+        n=$(sql "$db" "SELECT count(*) FROM trials WHERE study_id = $st AND status <> 'rejected'")
+        ok=$(sql "$db" "SELECT count(*) FROM trials WHERE study_id = $st AND status = 'ok'")
+        if [ "$ok" = "$n" ] && [ "$n" -gt 0 ]; then
+            ok "tmacopy at $shape: $ok of $n configurations verified (O = V) and timed"
+        else
+            bad "tmacopy at $shape: $ok of $n configurations ok"
+        fi
+        say ""
+        # (V read and O written: 4 B an element; the search's GB/s are attention's)
+        sql "$db" "SELECT config_key, status, reason, round(median_us, 3) AS median_us,
+                   round(4.0 * ${shape//,/ * } / median_us / 1000, 1) AS copy_gbps
+                   FROM trials WHERE study_id = $st ORDER BY seq" | { echo "config_key,status,reason,median_us,copy_gbps"; cat; } |
+            md_table >>"$report"
+        say ""
+    done
+    if run "$tool" confirm --db "$db" --n 30; then
+        local c="config_key || ' ' || round(median_us, 3) || ' us against ' || baseline || ' ' || round(base_median_us, 3)"
+        ok "confirm: $(sql "$db" "SELECT $c || ' us: ' || verdict AS c FROM confirmations ORDER BY id DESC LIMIT 1")"
+    else
+        bad "tmacopy confirm failed (see check.log)"
+    fi
+    if run "$tool" export --db "$db" -o "$work/family-tuned.h" &&
+        run cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+            -x c "$work/family-tuned.h"; then
+        ok "export: the header and its host launcher compile"
+    else
+        bad "tmacopy export failed (see check.log)"
+    fi
     say ""
 }
 
@@ -894,6 +946,7 @@ stage() {
     tests) stage_tests ;;
     first) stage_first ;;
     hopper) stage_hopper ;;
+    family) stage_family ;;
     small) search_one 2,8,512,64 0; kill_check ;;
     small-causal) search_one 2,8,512,64 1 ;;
     large) search_one 4,16,2048,128 0 ;;
@@ -908,7 +961,7 @@ stage() {
     *) echo "device-check.sh: unknown stage '$1' ($stage_names)" >&2; exit 2 ;;
     esac
 }
-all_stages="first env hopper tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
+all_stages="first env hopper family tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
 stage_names="${all_stages// /, }, speed, all"
 
 # run_stage STAGE: its estimate first (stderr and the report), then the

@@ -19,7 +19,8 @@
 # Order: first (the first questions; when one fails, the rest of the time
 # goes to env, tests and diagnostics for an offline fix, and nothing else
 # runs); then hopper (issue 35: the tensor maps and each Hopper primitive
-# bit for bit against the simulator), env, small (the exhaustive search:
+# bit for bit against the simulator), family (issue 36: the tmacopy family
+# searched, confirmed and exported on the device), env, small (the exhaustive search:
 # the real landscape), tests, tune (its search budget fitted to what is
 # left, at most 6 minutes).
 # A stage starts only when half its estimate (the estimates keep twice the
@@ -34,7 +35,7 @@
 #
 # FATTN_SESSION_S: the seconds this script may take (default 570, inside a
 # 600-second command); FATTN_SESSION_STAGES: the stages after first
-# (default "hopper env small tests tune"); FATTN_DEVICE_CACHE: the compressed
+# (default "hopper family env small tests tune"); FATTN_DEVICE_CACHE: the compressed
 # cache (default device-cache/device.db.xz); FATTN_BUILD and
 # FATTN_CHECK_WORK as for device-check.sh. Exit status: 0 when every stage
 # ran and held.
@@ -135,7 +136,7 @@ if ! stage first; then
     exit 1
 fi
 failed=0
-for s in ${FATTN_SESSION_STAGES:-hopper env small tests tune}; do
+for s in ${FATTN_SESSION_STAGES:-hopper family env small tests tune}; do
     if [ "$s" = tune ]; then
         # The budget is what is left less the confirm, report and export
         # (about 60 s), at most the stage's 6 minutes.

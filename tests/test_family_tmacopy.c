@@ -174,11 +174,9 @@ static const plant plants[] = {
     {"rows-off", "const int row = (int)blockIdx.x * BOX_ROWS,", "const int row = ((int)blockIdx.x + 1) * BOX_ROWS,",
      "global_out_of_bounds"},
     /* stored a row down: each head's row 0 keeps the poison */
-    {"store-shifted", "tma_store_3d(&tm_o, box, 0, row, bh);", "tma_store_3d(&tm_o, box, 0, row + 1, bh);",
-     "numerics"},
+    {"store-shifted", "tma_store_3d(&tm_o, box, 0, row, bh);", "tma_store_3d(&tm_o, box, 0, row + 1, bh);", "numerics"},
     /* a map the host never built: a copy changed on the device */
-    {"forged-map",
-     "    tma_load_3d(box, &tm_v, bar, 0, row, bh);",
+    {"forged-map", "    tma_load_3d(box, &tm_v, bar, 0, row, bh);",
      "    fattn_tensormap m = tm_v;\n    m.opaque[15] ^= 1;\n    tma_load_3d(box, &m, bar, 0, row, bh);",
      "invalid_operand"},
     /* no mbarrier initialized */

@@ -216,12 +216,12 @@ static void families(void)
     CHECK_INT(c.v[FATTN_P_BLOCK_M], 128);
     fattn_space_release(&sp);
     CHECK_INT(parse("{\"family\": \"nosuch\", \"parameters\": {}}", &sp), FATTN_EUSAGE);
-    CHECK_CONTAINS(fattn_last_error(), "$.family: unknown kernel family \"nosuch\"; expected one of mma");
+    CHECK_CONTAINS(fattn_last_error(), "$.family: unknown kernel family \"nosuch\"; expected one of mma, tmacopy");
     CHECK_INT(parse("{\"family\": \"mma\", \"parameters\": {\"TILE\": [1]}}", &sp), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "$.parameters.TILE: unknown parameter; expected one of BLOCK_M, BLOCK_N,");
     CHECK_CONTAINS(fattn_last_error(), "(test only: PAD_BYTES, COPY_COLMAJOR) of family mma");
     CHECK_INT(parse("{\"family\": 3, \"parameters\": {}}", &sp), FATTN_EUSAGE);
-    CHECK_CONTAINS(fattn_last_error(), "$.family: expected a family name (one of mma), got a number");
+    CHECK_CONTAINS(fattn_last_error(), "$.family: expected a family name (one of mma, tmacopy), got a number");
     /* Keys and lists may name their family; mma's keys need not. */
     CHECK_INT(fattn_config_parse("mma-bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0", "test", &c), FATTN_OK);
     CHECK_INT(fattn_config_parse("bm128-bn32-bk16-w8-s3-u2-cp0-sw0-h0", "test", &d), FATTN_OK);
@@ -229,7 +229,21 @@ static void families(void)
     CHECK_INT(fattn_config_parse("family=mma,BLOCK_M=128,STAGES=3", "test", &c), FATTN_OK);
     CHECK_INT(c.v[FATTN_P_BLOCK_M] * 10 + c.v[FATTN_P_STAGES], 1283);
     CHECK_INT(fattn_config_parse("family=zz,BLOCK_M=128", "--explain", &c), FATTN_EUSAGE);
-    CHECK_CONTAINS(fattn_last_error(), "--explain 'family=zz,BLOCK_M=128': unknown family 'zz'; expected one of mma");
+    CHECK_CONTAINS(fattn_last_error(),
+                   "--explain 'family=zz,BLOCK_M=128': unknown family 'zz'; expected one of mma, tmacopy");
+    /* The second family: its keys start with its name, and round-trip. */
+    CHECK_INT(parse("{\"family\": \"tmacopy\", \"parameters\": {\"BOX_ROWS\": [16, 128]}}", &sp), FATTN_OK);
+    CHECK(sp.fam == fattn_family_find("tmacopy") && sp.count == 2);
+    fattn_space_config(&sp, 1, &c);
+    char tkey[FATTN_KEY_MAX];
+    fattn_config_key(&c, tkey);
+    CHECK_STR(tkey, "tmacopy-br128");
+    CHECK_INT(fattn_config_parse(tkey, "test", &d), FATTN_OK);
+    CHECK(fattn_config_equal(&c, &d));
+    fattn_space_release(&sp);
+    CHECK_INT(fattn_config_parse("family=tmacopy,BOX_ROWS=128", "test", &d), FATTN_OK);
+    CHECK(fattn_config_equal(&c, &d));
+    CHECK_INT(fattn_config_parse("family=tmacopy,BLOCK_M=128", "test", &d), FATTN_EUSAGE);
     CHECK_INT(fattn_config_parse("BLOCK_M=64,TILE=3", "--explain", &c), FATTN_EUSAGE);
     CHECK_CONTAINS(fattn_last_error(), "unknown parameter 'TILE'; expected one of BLOCK_M, BLOCK_N,");
     /* params_json: every parameter, in table order. */

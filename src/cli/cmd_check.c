@@ -376,8 +376,10 @@ int cmd_check(int argc, char **argv, cli_common *c)
     /* One kernel per run: the family's of every job. */
     for (size_t i = 1; i < njobs; ++i)
         if (jobs[i].cfg.fam != jobs[0].cfg.fam) {
-            rc = fattn_error(FATTN_EUSAGE, "check --config: %s and %s configurations in one run; check one family at "
-                             "a time", jobs[0].cfg.fam->name, jobs[i].cfg.fam->name);
+            rc = fattn_error(FATTN_EUSAGE,
+                             "check --config: %s and %s configurations in one run; check one family at "
+                             "a time",
+                             jobs[0].cfg.fam->name, jobs[i].cfg.fam->name);
             goto out;
         }
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();

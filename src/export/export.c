@@ -177,7 +177,8 @@ static int load_best(fattn_store *s, long long study, best *b)
             sqlite3_finalize(st);
             best_release(b);
             free(family);
-            return fattn_error(FATTN_EFAIL, "study %lld: its best trial (%lld) holds no configuration of a known "
+            return fattn_error(FATTN_EFAIL,
+                               "study %lld: its best trial (%lld) holds no configuration of a known "
                                "kernel family",
                                study, (long long)b->trial);
         }
@@ -251,7 +252,8 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
         return;
     fputs("\n/* The host side (CUDA driver API), where FATTN_TUNED_HOST is defined: fattn_tuned_launch()\n"
           " * launches function fn (the kernel of this configuration) at the tuned shape on fp16 tensors\n"
-          " * (B, H, S, D), building the kernel's tensor maps from the buffers on each call", out);
+          " * (B, H, S, D), building the kernel's tensor maps from the buffers on each call",
+          out);
     if (l->workspace)
         fputs(" and zeroing the\n * workspace (FATTN_TUNED_WORKSPACE_BYTES of device memory) before the launch", out);
     fputs(". */\n#ifdef FATTN_TUNED_HOST\n#include <cuda.h>\n", out);
@@ -270,13 +272,15 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
           "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
           "                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n}\n\n",
           out);
-    fprintf(out, "static inline CUresult fattn_tuned_launch(CUfunction fn, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v, "
-                 "CUdeviceptr o,%s\n                                          CUstream stream)\n{\n",
+    fprintf(out,
+            "static inline CUresult fattn_tuned_launch(CUfunction fn, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v, "
+            "CUdeviceptr o,%s\n                                          CUstream stream)\n{\n",
             l->workspace ? " CUdeviceptr workspace," : "");
-    fprintf(out, "    int batch = FATTN_TUNED_SHAPE_B, heads = FATTN_TUNED_SHAPE_H, seqlen = FATTN_TUNED_SHAPE_S;\n"
-                 "    float scale = %.9gf;\n    CUdeviceptr tensor[4] = {q, k, v, o};\n"
-                 "    CUtensorMap map[%d];\n    CUresult r;\n"
-                 "    (void)batch, (void)heads, (void)seqlen, (void)scale, (void)tensor;\n",
+    fprintf(out,
+            "    int batch = FATTN_TUNED_SHAPE_B, heads = FATTN_TUNED_SHAPE_H, seqlen = FATTN_TUNED_SHAPE_S;\n"
+            "    float scale = %.9gf;\n    CUdeviceptr tensor[4] = {q, k, v, o};\n"
+            "    CUtensorMap map[%d];\n    CUresult r;\n"
+            "    (void)batch, (void)heads, (void)seqlen, (void)scale, (void)tensor;\n",
             1.0 / sqrt((double)head_dim), maps);
     for (int i = 0, m = 0; i < l->nargs; ++i) {
         const fattn_arg *a = &l->args[i];
@@ -286,7 +290,10 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
                 "    if ((r = fattn_tuned_tmap(&map[%d], tensor[%d], %u, %u, CU_TENSOR_MAP_SWIZZLE_%s)) != "
                 "CUDA_SUCCESS)\n        return r;\n",
                 m++, a->tensor, a->box_rows, a->box_cols,
-                a->swizzle == 32 ? "32B" : a->swizzle == 64 ? "64B" : a->swizzle == 128 ? "128B" : "NONE");
+                a->swizzle == 32    ? "32B"
+                : a->swizzle == 64  ? "64B"
+                : a->swizzle == 128 ? "128B"
+                                    : "NONE");
     }
     if (l->workspace)
         fputs("    if ((r = cuMemsetD8Async(workspace, 0, FATTN_TUNED_WORKSPACE_BYTES, stream)) != CUDA_SUCCESS)\n"
@@ -306,8 +313,9 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
         else
             fprintf(out, "&%s", fattn_arg_kind_name(kind));
     }
-    fprintf(out, "};\n    return cuLaunchKernel(fn, %u, %u, %u, FATTN_THREADS, 1, 1, FATTN_SMEM_BYTES, stream, args, "
-                 "NULL);\n}\n#endif /* FATTN_TUNED_HOST */\n",
+    fprintf(out,
+            "};\n    return cuLaunchKernel(fn, %u, %u, %u, FATTN_THREADS, 1, 1, FATTN_SMEM_BYTES, stream, args, "
+            "NULL);\n}\n#endif /* FATTN_TUNED_HOST */\n",
             l->grid[0], l->grid[1], l->grid[2]);
 }
 
@@ -621,7 +629,8 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
             break;
         rc = load_best(s, studies[loaded], &b[loaded]);
         if (!rc && b[loaded].cfg.fam != &fattn_family_mma) {
-            rc = fattn_error(FATTN_EUSAGE, "study %lld is of the %s family: a dispatch table holds mma "
+            rc = fattn_error(FATTN_EUSAGE,
+                             "study %lld is of the %s family: a dispatch table holds mma "
                              "configurations in this version; export it alone",
                              studies[loaded], b[loaded].cfg.fam->name);
             ++loaded;

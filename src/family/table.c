@@ -51,7 +51,7 @@ int fattn_arg_kind_find(const char *name)
 
 void fattn_launch_attention_args(fattn_launch *out)
 {
-    static const int kinds[] = {FATTN_ARG_Q,     FATTN_ARG_K,      FATTN_ARG_V,    FATTN_ARG_O,
+    static const int kinds[] = {FATTN_ARG_Q,     FATTN_ARG_K,     FATTN_ARG_V,      FATTN_ARG_O,
                                 FATTN_ARG_BATCH, FATTN_ARG_HEADS, FATTN_ARG_SEQLEN, FATTN_ARG_SCALE};
     out->nargs = (int)(sizeof kinds / sizeof *kinds);
     for (int i = 0; i < out->nargs; ++i)

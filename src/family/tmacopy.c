@@ -59,8 +59,10 @@ static int tmacopy_gates_static(const fattn_gate_input *in, fattn_verdict *first
     if (in->arch->sm < 90)
         fattn_verdict_set(&v[1], 0, "the tmacopy family needs TMA (sm_90a); %s has none", in->arch->name);
     else if (d > 256 || d * 2 % 16 || br > 256)
-        fattn_verdict_set(&v[1], 0, "a box of %d x %d elements: the driver takes at most 256 of each, rows of 16-byte "
-                          "multiples", br, d);
+        fattn_verdict_set(&v[1], 0,
+                          "a box of %d x %d elements: the driver takes at most 256 of each, rows of 16-byte "
+                          "multiples",
+                          br, d);
     else
         fattn_verdict_set(&v[1], 1, "one %d x %d box per block, %u blocks per head", br, d,
                           (unsigned)((in->shape->seqlen + br - 1) / br));
@@ -68,8 +70,10 @@ static int tmacopy_gates_static(const fattn_gate_input *in, fattn_verdict *first
     if (v[1].pass != 1)
         fattn_verdict_set(&v[2], -1, "not evaluated: the tiling gate failed");
     else
-        fattn_verdict_set(&v[2], smem <= in->lim->smem_limit, "box %d x %d B + %u B alignment and mbarrier = %u B %s "
-                          "limit %u B", br, 2 * d, TC_SLACK, smem, smem <= in->lim->smem_limit ? "within" : "over",
+        fattn_verdict_set(&v[2], smem <= in->lim->smem_limit,
+                          "box %d x %d B + %u B alignment and mbarrier = %u B %s "
+                          "limit %u B",
+                          br, 2 * d, TC_SLACK, smem, smem <= in->lim->smem_limit ? "within" : "over",
                           in->lim->smem_limit);
     int failed = FATTN_R_NONE;
     for (int i = 0; i < 3; ++i) {

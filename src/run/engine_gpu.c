@@ -69,7 +69,7 @@ typedef struct gpu {
     fattn_tolerance tol;
     uint16_t *h_o;
     float *h_ref;
-    uint16_t *h_in[3]; /* Q, K, V read back for a host reference (on first use) */
+    uint16_t *h_in[3];    /* Q, K, V read back for a host reference (on first use) */
     fattn_cudnn *cudnn;   /* the baseline, planned on first use */
     char cudnn_why[1200]; /* why it cannot be, once known */
 } gpu;
@@ -322,7 +322,7 @@ static CUresult run_once(gpu *g, runner *r, int set, CUstream s, char *why, size
     void *args[FATTN_MAX_ARGS];
     for (int i = 0, m = 0; i < r->nargs; ++i) {
         const int kind = r->args[i].kind;
-        args[i] = kind <= FATTN_ARG_O         ? (void *)tensor[kind]
+        args[i] = kind <= FATTN_ARG_O           ? (void *)tensor[kind]
                   : kind == FATTN_ARG_SCALE     ? (void *)&scale
                   : kind == FATTN_ARG_TMAP      ? (void *)&maps[m++]
                   : kind == FATTN_ARG_WORKSPACE ? (void *)&r->ws
@@ -539,8 +539,8 @@ static CUresult verify_set(gpu *g, timed *t, unsigned long long seed, int set, f
     } else {
         void *args[] = {&g->q0, &g->k0, &g->v0, &g->ref_o, &batch, &heads, &seqlen, &scale};
         unsigned rx = (unsigned)((seqlen + REF_THREADS - 1) / REF_THREADS);
-        STEP("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1,
-                                                    1, 0, g->stream, args, NULL));
+        STEP("reference launch", cu->cuLaunchKernel(g->ref_fn, rx, (unsigned)heads, (unsigned)batch, REF_THREADS, 1, 1,
+                                                    0, g->stream, args, NULL));
         STEP("reference run", cu->cuStreamSynchronize(g->stream));
         STEP("copy back", cu->cuMemcpyDtoH(g->h_ref, g->ref_o, g->elems * 4));
     }

@@ -86,9 +86,8 @@ static size_t pick_rows(const fattn_shape *shape, int bm, const fattn_sim_inputs
 
 /* One launch on input set `set`: out->rep from the launch, *num from the
  * compared rows (when it ran without findings). Returns 0, or FATTN_EFAIL. */
-static int run_set(const fattn_sim_kernel *k, const fattn_config *cfg, const fattn_launch *fl,
-                   const fattn_shape *shape, const fattn_sim_inputs *in, int set, bufs *b, fattn_sim_check *out,
-                   fattn_numerics *num)
+static int run_set(const fattn_sim_kernel *k, const fattn_config *cfg, const fattn_launch *fl, const fattn_shape *shape,
+                   const fattn_sim_inputs *in, int set, bufs *b, fattn_sim_check *out, fattn_numerics *num)
 {
     const int d = shape->head_dim;
     fill(b->q, b->n, in->seed, set, 0), fill(b->k, b->n, in->seed, set, 1), fill(b->v, b->n, in->seed, set, 2);

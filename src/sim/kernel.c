@@ -211,11 +211,11 @@ static int load(const char *path, const char *name, fattn_sim_kernel *k, char *w
     void *entry = dlsym(k->handle, name), *args_entry = dlsym(k->handle, "fattn_sim_entry_args");
     if (!smem || !threads || !cluster || !k->api_slot || !k->self_slot || !entry || !args_entry) {
         snprintf(why, why_size, "the host build of the kernel lacks %s",
-                 !entry       ? name
+                 !entry        ? name
                  : !args_entry ? "fattn_sim_entry_args"
-                 : !smem      ? "fattn_smem_bytes"
-                 : !threads ? "fattn_threads"
-                            : "its simulator hooks");
+                 : !smem       ? "fattn_smem_bytes"
+                 : !threads    ? "fattn_threads"
+                               : "its simulator hooks");
         dlclose(k->handle);
         k->handle = NULL;
         return 1;
@@ -291,28 +291,29 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
     /* After the kernel, in the same translation unit: the simulator's hooks
      * and the family's entry taking its parameters as cuLaunchKernel does. */
     char wrapper[1600];
-    snprintf(wrapper, sizeof wrapper,
-             "#include <cstddef>\n#include <type_traits>\n#include <utility>\n"
-             "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
-             "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
-             "#ifndef SPLIT_KV\n#define SPLIT_KV 1\n#endif\n"
-             "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n"
-             "template <class... A, std::size_t... I>\n"
-             "static void fattn_sim_call(void (*f)(A...), void **args, std::index_sequence<I...>)\n"
-             "{\n"
-             "    (void)args;\n"
-             "    f(*static_cast<typename std::remove_cv<typename std::remove_reference<A>::type>::type *>(args[I])...);\n"
-             "}\n"
-             "template <class... A>\n"
-             "static void fattn_sim_call(void (*f)(A...), void **args)\n"
-             "{\n"
-             "    fattn_sim_call(f, args, std::index_sequence_for<A...>{});\n"
-             "}\n"
-             "extern \"C\" void fattn_sim_entry_args(void **args)\n"
-             "{\n"
-             "    fattn_sim_call(&%s, args);\n"
-             "}\n",
-             cfg->fam->kernel_name);
+    snprintf(
+        wrapper, sizeof wrapper,
+        "#include <cstddef>\n#include <type_traits>\n#include <utility>\n"
+        "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
+        "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
+        "#ifndef SPLIT_KV\n#define SPLIT_KV 1\n#endif\n"
+        "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n"
+        "template <class... A, std::size_t... I>\n"
+        "static void fattn_sim_call(void (*f)(A...), void **args, std::index_sequence<I...>)\n"
+        "{\n"
+        "    (void)args;\n"
+        "    f(*static_cast<typename std::remove_cv<typename std::remove_reference<A>::type>::type *>(args[I])...);\n"
+        "}\n"
+        "template <class... A>\n"
+        "static void fattn_sim_call(void (*f)(A...), void **args)\n"
+        "{\n"
+        "    fattn_sim_call(f, args, std::index_sequence_for<A...>{});\n"
+        "}\n"
+        "extern \"C\" void fattn_sim_entry_args(void **args)\n"
+        "{\n"
+        "    fattn_sim_call(&%s, args);\n"
+        "}\n",
+        cfg->fam->kernel_name);
     fattn_sb_adds(&text, wrapper);
     char id[256];
     if (fattn_sim_compiler_identity(id, sizeof id))

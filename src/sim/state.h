@@ -209,7 +209,7 @@ typedef struct sim {
      * (args_entry) is passed: each thread's copy is known by its bytes. */
     struct sim_tmap_img {
         _Alignas(64) unsigned char b[128];
-    } *tmap_img;
+    } * tmap_img;
     sim_buf bufs[SIM_BUFS]; /* Q, K, V, O, and the workspace (W) */
     sim_thread *cur;
     /* Happens-before: thread i's vector clock is vc[i * ncols .. + ncols),

@@ -43,7 +43,7 @@ typedef struct fattn_param_info {
 /* The kernel's parameters, in order: what the host passes to each launch.
  * The tensors are fp16 (batch, heads, seqlen, head_dim), contiguous. */
 enum fattn_arg_kind {
-    FATTN_ARG_Q,         /* const half *: the tensor's device address */
+    FATTN_ARG_Q, /* const half *: the tensor's device address */
     FATTN_ARG_K,
     FATTN_ARG_V,
     FATTN_ARG_O,         /* half *: the output */

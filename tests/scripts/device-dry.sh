@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device-dry.sh - scripts/device-check.sh without a GPU: its stages first,
-# env, hopper, tests, small, small-causal, tune and speed run on the fake engine
+# env, hopper, family, tests, small, small-causal, tune and speed run on the fake engine
 # (FATTN_WORKER_HOOK=fake) over a narrowed space, each with its time
 # estimate printed before it runs, and every stage's estimate for the H100
 # (the whole space) is at most 8 minutes (the first stage's 5; the speed
@@ -29,13 +29,13 @@ export FATTN_CHECK_FILTER=BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,STAGES=2,CP_ASYNC=1,
 FATTN_CHECK_FILTER='' FATTN_CHECK_ESTIMATE=1 "$src/scripts/device-check.sh" all speed >"$work/estimates" ||
     fail "estimates"
 cat "$work/estimates"
-[ "$(wc -l <"$work/estimates")" = 14 ] || fail "not every stage has an estimate"
+[ "$(wc -l <"$work/estimates")" = 15 ] || fail "not every stage has an estimate"
 awk '$2 !~ /^[0-9]+$/ || $2 <= 0 || ($2 > 480 && $1 != "speed") || $2 > 600 || ($1 == "first" && $2 > 300) { bad = 1; print "over the limit: " $0 }
      END { exit bad }' "$work/estimates" || fail "a stage estimated over its limit"
-FATTN_TUNE_BUDGET="$(scaled 20)s" "$src/scripts/device-check.sh" first env hopper tests small small-causal tune 2>"$work/stderr" ||
+FATTN_TUNE_BUDGET="$(scaled 20)s" "$src/scripts/device-check.sh" first env hopper family tests small small-causal tune 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
 r=$work/out/report.md
-for s in first env hopper tests small small-causal tune; do
+for s in first env hopper family tests small small-causal tune; do
     grep -q "^device-check.sh: stage $s: estimated [0-9]* s on this machine (" "$work/stderr" ||
         fail "no estimate printed before stage $s"
     grep -q "^_Stage $s: [0-9]* s wall (estimated [0-9]* s)._" "$r" || fail "no wall time beside the estimate of $s"
@@ -57,6 +57,12 @@ grep -q "CUDA_ERROR_ILLEGAL_ADDRESS" "$rf" || fail "first: the failing step's lo
 if grep -q "^| timing through a CUDA graph |" "$rf"; then fail "first: went on after a failure"; fi
 # The Hopper stage: without a GPU both programs skip, and say so.
 grep -q "^## Hopper primitives (issue 35)" "$r" || fail "hopper: no section"
+grep -q "^## The tmacopy family (issue 36)" "$r" || fail "family: no section"
+for shape in 2,8,512,64 2,8,500,128; do
+    grep -q "^- ok: tmacopy at $shape: [1-9][0-9]* of [1-9][0-9]* configurations verified" "$r" || fail "family: $shape"
+done
+grep -q "^- ok: confirm: tmacopy-br" "$r" || fail "family: confirm"
+grep -q "^- ok: export: the header and its host launcher compile" "$r" || fail "family: export"
 grep -q "^- tensor maps: skipped: " "$r" || fail "hopper: the tensor maps' skip not reported"
 grep -q "^| - | every mode | skipped: " "$r" || fail "hopper: the primitives' skip not reported"
 # A skip in the tests stage is reported as one, with its reason.
@@ -69,7 +75,7 @@ grep -q "^- ok: confirm stored 100 samples of the best configuration and 100 of 
 grep -q "^baseline: cudnn, fake cuDNN" "$r" || fail "confirm output in the report"
 grep -q "^- ok: the exported header carries the confirmation" "$r" || fail "confirmed header"
 grep -q "<svg id=\"plot-confirm\"" "$work/out/report-2-8-512-64.html" || fail "HTML report"
-grep -q "^\*\*Stages first env hopper tests small small-causal tune: every check held.\*\*" "$r" || fail "verdict"
+grep -q "^\*\*Stages first env hopper family tests small small-causal tune: every check held.\*\*" "$r" || fail "verdict"
 for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
     [ -f "$land" ] || fail "no landscape $tag"
