@@ -512,14 +512,20 @@ static int write_cubin(fattn_store *s, const best *b, FILE *out)
     return rc;
 }
 
-int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
+/* The best configuration of study `study` (0: the latest), which must exist. */
+static int load_study_best(fattn_store *s, long long study, best *b)
 {
-    best b;
     if (!study && !(study = fattn_latest_study(s)))
         return FATTN_EFAIL;
     if (fattn_study_exists(s, study))
         return FATTN_EUSAGE;
-    int rc = load_best(s, study, &b);
+    return load_best(s, study, b);
+}
+
+int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
+{
+    best b;
+    int rc = load_study_best(s, study, &b);
     if (rc)
         return rc;
     if (format == FATTN_EXPORT_CUBIN)
@@ -583,11 +589,7 @@ int fattn_export_best_key(fattn_store *s, long long study, char *key)
 int fattn_export_best_family(fattn_store *s, long long study, const fattn_family **fam)
 {
     best b;
-    if (!study && !(study = fattn_latest_study(s)))
-        return FATTN_EFAIL;
-    if (fattn_study_exists(s, study))
-        return FATTN_EUSAGE;
-    int rc = load_best(s, study, &b);
+    int rc = load_study_best(s, study, &b);
     if (!rc)
         *fam = b.cfg.fam;
     best_release(&b);
@@ -598,11 +600,7 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
 {
     best b;
     unsigned done = 0;
-    if (!study && !(study = fattn_latest_study(s)))
-        return FATTN_EFAIL;
-    if (fattn_study_exists(s, study))
-        return FATTN_EUSAGE;
-    int rc = load_best(s, study, &b);
+    int rc = load_study_best(s, study, &b);
     if (rc)
         return rc;
     int changed = strcmp(src->hash, b.kernel_hash) != 0;

@@ -21,11 +21,6 @@ static const fattn_param_info tmacopy_params[TC_NPARAMS] = {
 #define TC_THREADS 32u
 #define TC_SLACK   256u /* the box rounded up to 128 bytes, and its mbarrier */
 
-static unsigned box_bytes(const fattn_config *c, const fattn_shape *s)
-{
-    return (unsigned)c->v[TC_BOX_ROWS] * (unsigned)s->head_dim * 2u;
-}
-
 static void tmacopy_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
 {
     (void)sm_count;
@@ -34,7 +29,7 @@ static void tmacopy_launch(const fattn_config *c, const fattn_shape *s, int sm_c
         .grid = {((unsigned)s->seqlen + br - 1) / br, (unsigned)s->heads, (unsigned)s->batch},
         .threads = TC_THREADS,
         .cluster = 1,
-        .smem = box_bytes(c, s) + TC_SLACK,
+        .smem = br * d * 2u + TC_SLACK,
         .async_copies = 1,
         .async_why = "TMA copies",
         .nargs = 5,
@@ -53,7 +48,9 @@ static int tmacopy_gates_static(const fattn_gate_input *in, fattn_verdict *first
 {
     fattn_verdict v[3];
     const int d = in->shape->head_dim, br = in->cfg->v[TC_BOX_ROWS];
-    const unsigned smem = box_bytes(in->cfg, in->shape) + TC_SLACK;
+    fattn_launch l; /* its shared memory */
+    tmacopy_launch(in->cfg, in->shape, 0, &l);
+    const unsigned smem = l.smem;
     fattn_gate_device_memory(in, &v[0]);
     v[1].reason = FATTN_R_TILING;
     if (in->arch->sm < 90)

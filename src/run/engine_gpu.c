@@ -291,20 +291,14 @@ static int failed(gpu *g, cJSON *result, const char *what, CUresult r)
     return sticky;
 }
 
-/* Input set `set`'s Q, K and V (-1: the numerics set). */
-static CUdeviceptr *set_q(gpu *g, int set)
+/* The tensors of input set `set` (-1: the numerics set): its Q, K and V,
+ * and the output, in the order of FATTN_ARG_Q .. FATTN_ARG_O. */
+static void set_tensors(gpu *g, int set, CUdeviceptr *t[4])
 {
-    return set < 0 ? &g->q0 : &g->q[set];
-}
-
-static CUdeviceptr *set_k(gpu *g, int set)
-{
-    return set < 0 ? &g->k0 : &g->k[set];
-}
-
-static CUdeviceptr *set_v(gpu *g, int set)
-{
-    return set < 0 ? &g->v0 : &g->v[set];
+    t[0] = set < 0 ? &g->q0 : &g->q[set];
+    t[1] = set < 0 ? &g->k0 : &g->k[set];
+    t[2] = set < 0 ? &g->v0 : &g->v[set];
+    t[3] = &g->o;
 }
 
 /* Enqueues one run of r on input set `set` (-1: the numerics set) -> o: the
@@ -312,12 +306,13 @@ static CUdeviceptr *set_v(gpu *g, int set)
  * reported as CUDNN_FAILED with the message in why. */
 static CUresult run_once(gpu *g, runner *r, int set, CUstream s, char *why, size_t why_size)
 {
-    CUdeviceptr *q = set_q(g, set), *k = set_k(g, set), *v = set_v(g, set);
+    CUdeviceptr *tensor[4];
+    set_tensors(g, set, tensor);
     if (r->cudnn)
-        return fattn_cudnn_run(r->cudnn, *q, *k, *v, g->o, why, why_size) ? CUDNN_FAILED : CUDA_SUCCESS;
+        return fattn_cudnn_run(r->cudnn, *tensor[0], *tensor[1], *tensor[2], g->o, why, why_size) ? CUDNN_FAILED
+                                                                                                  : CUDA_SUCCESS;
     int ints[3] = {g->shape.batch, g->shape.heads, g->shape.seqlen};
     float scale = (float)(1.0 / sqrt((double)g->shape.head_dim));
-    CUdeviceptr *tensor[4] = {q, k, v, &g->o};
     CUtensorMap *maps = r->maps ? r->maps + (size_t)(set + 1) * (size_t)r->nmaps : NULL;
     void *args[FATTN_MAX_ARGS];
     for (int i = 0, m = 0; i < r->nargs; ++i) {
@@ -442,7 +437,8 @@ static int load_args(gpu *g, const cJSON *j, timed *t, cJSON *result, CUresult *
     if (!r->maps)
         return refuse(result, "out of host memory for the tensor maps");
     for (int set = -1; set < g->sets; ++set) {
-        CUdeviceptr *tensor[4] = {set_q(g, set), set_k(g, set), set_v(g, set), &g->o};
+        CUdeviceptr *tensor[4];
+        set_tensors(g, set, tensor);
         for (int i = 0, m = 0; i < r->nargs; ++i) {
             const fattn_arg *a = &r->args[i];
             if (a->kind != FATTN_ARG_TMAP)

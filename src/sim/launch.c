@@ -956,31 +956,11 @@ static void thread_main(void *arg)
 {
     sim_thread *t = arg;
     const fattn_sim_launch *l = S->l;
-    if (l->args_entry) {
-        /* The values of the family's parameters (checked in fattn_sim_run). */
-        void *ptr[SIM_BUFS], *argv[FATTN_MAX_ARGS];
-        int ints[FATTN_MAX_ARGS];
-        float scale = l->scale;
-        unsigned map = 0;
-        for (int i = 0; i < l->nargs; ++i) {
-            const int k = l->args[i].kind;
-            if (k <= FATTN_ARG_O || k == FATTN_ARG_WORKSPACE) {
-                ptr[k == FATTN_ARG_WORKSPACE ? 4 : k] = S->bufs[k == FATTN_ARG_WORKSPACE ? 4 : k].base;
-                argv[i] = &ptr[k == FATTN_ARG_WORKSPACE ? 4 : k];
-            } else if (k == FATTN_ARG_SCALE) {
-                argv[i] = &scale;
-            } else if (k == FATTN_ARG_TMAP) {
-                argv[i] = S->tmap_img[map++].b;
-            } else {
-                ints[i] = k == FATTN_ARG_BATCH ? l->batch : k == FATTN_ARG_HEADS ? l->heads : l->seqlen;
-                argv[i] = &ints[i];
-            }
-        }
-        l->args_entry(argv);
-    } else {
+    if (l->args_entry)
+        l->args_entry(S->argv);
+    else
         l->entry(S->bufs[0].base, S->bufs[1].base, S->bufs[2].base, S->bufs[3].base, l->batch, l->heads, l->seqlen,
                  l->scale);
-    }
     retire(t, 0, 1); /* copies still in flight land after the thread exits */
     t->state = T_DONE;
 }
@@ -1217,6 +1197,20 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
                                "simulator: %d parameters (%u tensor maps, %s workspace) for %u tensor maps and %zu "
                                "bytes of workspace",
                                l->nargs, maps, ws ? "a" : "no", l->ntmaps, l->workspace);
+        }
+        /* Their values, the same for every thread: the simulator's buffers
+         * (Q, K, V, O, then W), the shape, the scale, the maps' images. */
+        for (int i = 0; i < SIM_BUFS; ++i)
+            s.arg_ptr[i] = s.bufs[i].base;
+        s.arg_int[0] = l->batch, s.arg_int[1] = l->heads, s.arg_int[2] = l->seqlen;
+        s.arg_scale = l->scale;
+        for (int i = 0, m = 0; i < l->nargs; ++i) {
+            const int k = l->args[i].kind;
+            s.argv[i] = k <= FATTN_ARG_O           ? (void *)&s.arg_ptr[k]
+                        : k == FATTN_ARG_WORKSPACE ? (void *)&s.arg_ptr[4]
+                        : k == FATTN_ARG_SCALE     ? (void *)&s.arg_scale
+                        : k == FATTN_ARG_TMAP      ? (void *)s.tmap_img[m++].b
+                                                   : (void *)&s.arg_int[k - FATTN_ARG_BATCH];
         }
     }
     /* The tensor maps, moved onto the simulator's buffers, into the kernel's slots. */

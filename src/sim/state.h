@@ -211,6 +211,12 @@ typedef struct sim {
         _Alignas(64) unsigned char b[128];
     } * tmap_img;
     sim_buf bufs[SIM_BUFS]; /* Q, K, V, O, and the workspace (W) */
+    /* An args_entry launch's parameters (argv[i] points at parameter i's
+     * value), built once for every thread. */
+    void *argv[FATTN_MAX_ARGS];
+    void *arg_ptr[SIM_BUFS];
+    int arg_int[3]; /* batch, heads, seqlen */
+    float arg_scale;
     sim_thread *cur;
     /* Happens-before: thread i's vector clock is vc[i * ncols .. + ncols),
      * entry j the last clock of column j that i has synchronized with; a
