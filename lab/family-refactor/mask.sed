@@ -7,3 +7,4 @@ s/"tool_version": *"[^"]*"/"tool_version":"VERSION"/g
 s#/tmp/fattn-snap\.[A-Za-z0-9]*#WORK#g
 s#/[^ ]*/search/space\.json#SRC/search/space.json#g
 /^fattn-tune: compiled [0-9]*\/[0-9]*  rejected after compile/d
+s/"\(compilation\|benchmark\|framework\|search_algorithm\|validation\)": [0-9.e+-]*/"\1": DURATION/g

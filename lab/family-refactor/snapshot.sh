@@ -18,6 +18,11 @@
 # candidates); run it alone, the before and after snapshots one after the
 # other: a search that fails (errors.txt) leaves no replay file.
 #
+# FATTN_SNAP_LANDSCAPES=GLOB replays only the landscapes
+# tests/data/landscape-GLOB.csv (default h100-*; "none": no replays), for a
+# quicker partial comparison; FATTN_SNAP_STRATEGIES="gp random" only those
+# strategies (default all six).
+#
 #   lab/family-refactor/snapshot.sh TOOL OUT
 set -euo pipefail
 tool=$(realpath "$1")
@@ -52,9 +57,10 @@ done
 run compile-trials query --db c.db --format csv --sql \
     "SELECT study_id, config_key, status, reason, regs, spill_bytes, smem_bytes, detail FROM trials ORDER BY id"
 
-for land in "$src"/tests/data/landscape-h100-*.csv; do
+for land in "$src"/tests/data/landscape-${FATTN_SNAP_LANDSCAPES:-h100-*}.csv; do
+    [ -f "$land" ] || continue
     l=$(basename "$land" .csv)
-    for strat in gp tpe exhaustive random lhs anneal; do
+    for strat in ${FATTN_SNAP_STRATEGIES:-gp tpe exhaustive random lhs anneal}; do
         for seed in 1 2 3; do
             "$tool" -q search --db r.db --evaluator "replay:$land" --strategy $strat --seed $seed --trials 40 \
                 --space "$src/search/space.json" >/dev/null 2>e.txt ||
