@@ -87,13 +87,23 @@ __device__ __forceinline__ void fattn_fence_regs(unsigned (&r)[K])
 #define FATTN_WG_D15 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
 #define FATTN_WG_REGS64  FATTN_WG_R0 ", " FATTN_WG_R1 ", " FATTN_WG_R2 ", " FATTN_WG_R3
-#define FATTN_WG_REGS128 FATTN_WG_REGS64 ", " FATTN_WG_R4 ", " FATTN_WG_R5 ", " FATTN_WG_R6 ", " FATTN_WG_R7
-#define FATTN_WG_REGS176 FATTN_WG_REGS128 ", " FATTN_WG_R8 ", " FATTN_WG_R9 ", " FATTN_WG_R10
+#define FATTN_WG_REGS80  FATTN_WG_REGS64 ", " FATTN_WG_R4
+#define FATTN_WG_REGS96  FATTN_WG_REGS80 ", " FATTN_WG_R5
+#define FATTN_WG_REGS112 FATTN_WG_REGS96 ", " FATTN_WG_R6
+#define FATTN_WG_REGS128 FATTN_WG_REGS112 ", " FATTN_WG_R7
+#define FATTN_WG_REGS144 FATTN_WG_REGS128 ", " FATTN_WG_R8
+#define FATTN_WG_REGS160 FATTN_WG_REGS144 ", " FATTN_WG_R9
+#define FATTN_WG_REGS176 FATTN_WG_REGS160 ", " FATTN_WG_R10
 #define FATTN_WG_REGS192 FATTN_WG_REGS176 ", " FATTN_WG_R11
 #define FATTN_WG_REGS256 FATTN_WG_REGS192 ", " FATTN_WG_R12 ", " FATTN_WG_R13 ", " FATTN_WG_R14 ", " FATTN_WG_R15
 #define FATTN_WG_OPS64   FATTN_WG_D0, FATTN_WG_D1, FATTN_WG_D2, FATTN_WG_D3
-#define FATTN_WG_OPS128  FATTN_WG_OPS64, FATTN_WG_D4, FATTN_WG_D5, FATTN_WG_D6, FATTN_WG_D7
-#define FATTN_WG_OPS176  FATTN_WG_OPS128, FATTN_WG_D8, FATTN_WG_D9, FATTN_WG_D10
+#define FATTN_WG_OPS80   FATTN_WG_OPS64, FATTN_WG_D4
+#define FATTN_WG_OPS96   FATTN_WG_OPS80, FATTN_WG_D5
+#define FATTN_WG_OPS112  FATTN_WG_OPS96, FATTN_WG_D6
+#define FATTN_WG_OPS128  FATTN_WG_OPS112, FATTN_WG_D7
+#define FATTN_WG_OPS144  FATTN_WG_OPS128, FATTN_WG_D8
+#define FATTN_WG_OPS160  FATTN_WG_OPS144, FATTN_WG_D9
+#define FATTN_WG_OPS176  FATTN_WG_OPS160, FATTN_WG_D10
 #define FATTN_WG_OPS192  FATTN_WG_OPS176, FATTN_WG_D11
 #define FATTN_WG_OPS256  FATTN_WG_OPS192, FATTN_WG_D12, FATTN_WG_D13, FATTN_WG_D14, FATTN_WG_D15
 
@@ -105,7 +115,10 @@ struct fattn_wgmma_asm;
  * wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 d, a, b-desc,
  *     scale-d, imm-scale-a, imm-scale-b, imm-trans-b;                (RS)
  * scale-d 0: d = a * b; 1: d = a * b + d. I0..I6: the operand numbers after
- * the N / 2 accumulators. */
+ * the N / 2 accumulators. Instantiated for N = 64 to 192 in steps of 16 (the
+ * wgmma family's BLOCK_N) and 256; the bit-exact device test
+ * (fattn_prim_sm90_test.cu) runs 64, 128, 176, 192 and 256, the family's
+ * numerics the others. */
 #define FATTN_WGMMA_N(N, I0, I1, I2, I3, I4, I5, I6)                                                               \
     template <>                                                                                                    \
     struct fattn_wgmma_asm<N> {                                                                                    \
@@ -130,7 +143,12 @@ struct fattn_wgmma_asm;
     };
 
 FATTN_WGMMA_N(64, "32", "33", "34", "35", "36", "37", "38")
+FATTN_WGMMA_N(80, "40", "41", "42", "43", "44", "45", "46")
+FATTN_WGMMA_N(96, "48", "49", "50", "51", "52", "53", "54")
+FATTN_WGMMA_N(112, "56", "57", "58", "59", "60", "61", "62")
 FATTN_WGMMA_N(128, "64", "65", "66", "67", "68", "69", "70")
+FATTN_WGMMA_N(144, "72", "73", "74", "75", "76", "77", "78")
+FATTN_WGMMA_N(160, "80", "81", "82", "83", "84", "85", "86")
 FATTN_WGMMA_N(176, "88", "89", "90", "91", "92", "93", "94")
 FATTN_WGMMA_N(192, "96", "97", "98", "99", "100", "101", "102")
 FATTN_WGMMA_N(256, "128", "129", "130", "131", "132", "133", "134")

@@ -112,6 +112,10 @@ class Driver:
         self.cuLaunchKernel = self._fn("cuLaunchKernel", [ctypes.c_void_p] + [ctypes.c_uint] * 6 + [
             ctypes.c_uint, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p])
         self.cuGetErrorName = self._fn("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])
+        u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
+        self.cuTensorMapEncodeTiled = self._fn("cuTensorMapEncodeTiled", [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p, u32p, u32p, ctypes.c_int,
+            ctypes.c_int, ctypes.c_int, ctypes.c_int])
         self.cuDriverGetVersion = self._fn("cuDriverGetVersion", [ctypes.POINTER(ctypes.c_int)])
 
     def version(self):
@@ -135,6 +139,37 @@ class Driver:
             raise RuntimeError(f"{what}: {s.value.decode() if s.value else r}")
 
 
+class TensorMap:
+    """A CUtensorMap: 128 opaque bytes at a 64-byte boundary (cuda.h), in a
+    buffer this object keeps; ptr is their address."""
+
+    def __init__(self):
+        self.buf = (ctypes.c_uint8 * (128 + 64))()
+        base = ctypes.addressof(self.buf)
+        self.ptr = ctypes.c_void_p(base + (-base) % 64)
+
+
+# cuda.h: CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_L2_PROMOTION_L2_128B; swizzle by its bytes
+_TMAP_FP16, _TMAP_L2_128B = 6, 2
+_TMAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+def encode_tmap(drv, t, box, swizzle):
+    """The map fattn-tune builds for an attention tensor t (B, H, S, D):
+    3-D (D, S, B*H), boxes of box = (columns, rows), out-of-bounds zeros
+    (src/gpu/tmap.c)."""
+    b, h, s, d = t.shape
+    dim = (ctypes.c_uint64 * 3)(d, s, b * h)
+    stride = (ctypes.c_uint64 * 2)(d * 2, s * d * 2)
+    boxd = (ctypes.c_uint32 * 3)(box[0], box[1], 1)
+    ones = (ctypes.c_uint32 * 3)(1, 1, 1)
+    m = TensorMap()
+    drv.check(drv.cuTensorMapEncodeTiled(m.ptr, _TMAP_FP16, 3, ctypes.c_void_p(t.data_ptr()), dim, stride,
+                                         boxd, ones, 0, _TMAP_SWIZZLE[swizzle], _TMAP_L2_128B, 0),
+              "cuTensorMapEncodeTiled")
+    return m
+
+
 class FattnKernel:
     def __init__(self, drv, cubin, desc):
         self.drv = drv
@@ -148,16 +183,45 @@ class FattnKernel:
         self.block_m = int(desc["config"]["BLOCK_M"])
         # SPLIT_KV blocks (one cluster, compiled in) per BLOCK_M rows; absent before it existed.
         self.split_kv = int(desc["config"].get("SPLIT_KV", 1))
+        # A family's parameter list where it differs from attention's pointers (tensor maps); its maps
+        # are built once per set of tensors, as fattn-tune's engine and exported launcher build them.
+        self.args = desc.get("kernel", {}).get("args")
+        if self.args and desc["kernel"].get("workspace"):
+            raise RuntimeError("compare_sdpa.py launches no kernel with a workspace")
+        self.maps = {}
         if self.smem > 48 * 1024:
             # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             drv.check(drv.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute")
 
+    def _params(self, q, k, v, o):
+        b, h, s, d = q.shape
+        if not self.args:
+            return [ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k.data_ptr()), ctypes.c_void_p(v.data_ptr()),
+                    ctypes.c_void_p(o.data_ptr()), ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
+                    ctypes.c_float(1.0 / math.sqrt(d))]
+        key = (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr())
+        if key not in self.maps:
+            tensors, out = {"q": q, "k": k, "v": v, "o": o}, []
+            for a in self.args:
+                kind = a["kind"]
+                if kind in tensors:
+                    out.append(ctypes.c_void_p(tensors[kind].data_ptr()))
+                elif kind == "tmap":
+                    out.append(encode_tmap(self.drv, tensors[a["tensor"]], a["box"], a["swizzle"]))
+                elif kind in ("batch", "heads", "seqlen"):
+                    out.append(ctypes.c_int({"batch": b, "heads": h, "seqlen": s}[kind]))
+                elif kind == "scale":
+                    out.append(ctypes.c_float(1.0 / math.sqrt(d)))
+                else:
+                    raise RuntimeError(f"compare_sdpa.py: unknown kernel parameter kind {kind!r}")
+            self.maps[key] = out
+        return self.maps[key]
+
     def __call__(self, q, k, v, o, stream):
         b, h, s, d = q.shape
-        args = [ctypes.c_void_p(q.data_ptr()), ctypes.c_void_p(k.data_ptr()), ctypes.c_void_p(v.data_ptr()),
-                ctypes.c_void_p(o.data_ptr()), ctypes.c_int(b), ctypes.c_int(h), ctypes.c_int(s),
-                ctypes.c_float(1.0 / math.sqrt(d))]
-        params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        args = self._params(q, k, v, o)
+        params = (ctypes.c_void_p * len(args))(*[a.ptr if isinstance(a, TensorMap) else
+                                                   ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
         grid = (s + self.block_m - 1) // self.block_m * self.split_kv
         self.drv.check(self.drv.cuLaunchKernel(self.fn, grid, h, b, self.threads, 1, 1, self.smem,
                                                ctypes.c_void_p(stream), params, None), "cuLaunchKernel")

@@ -21,6 +21,7 @@
 #include "sim/check.h"
 #include "sim/kernel.h"
 #include "t.h"
+#include "t_family.h"
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/paths.h"
@@ -31,8 +32,7 @@ static char tmp_root[] = "/tmp/fattn-tmacopy-XXXXXX";
 
 static void config(const char *key, fattn_config *c)
 {
-    if (fattn_config_parse(key, "test", c) || c->fam != tc)
-        exit(T_HARNESS);
+    t_family_config(tc, key, c);
 }
 
 static void gates(void)
@@ -96,45 +96,9 @@ static void compiled(void)
     free(include);
 }
 
-/* Copies the kernel directory with one exact edit of fattn_tmacopy.cu (which
- * must occur exactly once). Returns the folder, or NULL (said). */
-static char *planted(const char *name, const char *from, const char *to)
-{
-    static char dir[512];
-    char cmd[2048], *text = NULL;
-    size_t len;
-    snprintf(dir, sizeof dir, "%s/%s", tmp_root, name);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dir, fattn_default_kernel_dir(), dir);
-    char *path = fattn_path_join(dir, tc->kernel_file);
-    if (system(cmd) != 0 || fattn_read_file(path, "kernel", FATTN_EFAIL, &text, &len)) {
-        free(path);
-        return NULL;
-    }
-    char *at = strstr(text, from);
-    if (!at || strstr(at + 1, from)) {
-        fprintf(stderr, "planted %s: the kernel holds \"%s\" %s\n", name, from, at ? "more than once" : "nowhere");
-        free(text), free(path);
-        return NULL;
-    }
-    FILE *f = fopen(path, "w");
-    int rc = !f || fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from)) < 0;
-    rc |= f && fclose(f) != 0;
-    free(text), free(path);
-    return rc ? NULL : dir;
-}
-
 static int run(const char *dir, const char *key, const fattn_shape *s, const fattn_sim_inputs *in, fattn_sim_check *r)
 {
-    fattn_kernel_src ks;
-    fattn_config c;
-    config(key, &c);
-    if (fattn_kernel_src_load(dir, tc->kernel_file, &ks))
-        return -1;
-    int rc = fattn_sim_check_config(&ks, &c, s, in, cache, r);
-    fattn_kernel_src_release(&ks);
-    if (rc == 0 && getenv("FATTN_TEST_VERBOSE"))
-        fprintf(stderr, "%s (%s): %s: %s\n", key, dir, r->verdict, r->detail);
-    return rc;
+    return t_family_sim(tc, dir, key, s, in, cache, r);
 }
 
 static void simulated(void)
@@ -191,7 +155,7 @@ static void planted_bugs(void)
     for (size_t i = 0; i < sizeof plants / sizeof *plants; ++i) {
         const plant *p = &plants[i];
         t_case = p->name;
-        char *dir = planted(p->name, p->from, p->to);
+        const char *dir = t_family_plant(tc, tmp_root, p->name, p->from, p->to);
         CHECK(dir != NULL);
         if (!dir)
             continue;

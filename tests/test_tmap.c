@@ -11,7 +11,9 @@
  *  - a box of 257 rows, a row stride that is no multiple of 16 (head_dim
  *    36), and a base 8 bytes off are refused;
  *  - every map the Hopper kernels plan to ask for (the seed shapes and a
- *    tail, boxes of 64-256 rows in each swizzle mode) encodes.
+ *    tail, boxes of 64-256 rows in each swizzle mode) encodes;
+ *  - every map the wgmma family's space (search/space-wgmma.json) asks
+ *    for through its launches, at the seed shapes and tails, encodes.
  * test_tmap --gpu: the same cases through the GPU's driver, which must
  * answer each as the mock does (exit 77 without a GPU).
  */
@@ -20,9 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gates/gates.h"
 #include "gpu/device.h"
 #include "gpu/driver.h"
 #include "gpu/tmap.h"
+#include "space/space.h"
+#include "util/fs.h"
+#include "util/paths.h"
 
 static fattn_cu cu;
 static int gpu; /* the GPU's driver, not the mock */
@@ -90,6 +96,54 @@ static void planned(void)
     printf("%d of %d planned tensor maps encode (%s)\n", ok, n, gpu ? "the GPU's driver" : "the mock driver");
 }
 
+/* The wgmma family's maps: each tensor-map parameter of each launch of a
+ * configuration of its space that is a kernel at the shape (the tiling
+ * gate). */
+static void family_space(void)
+{
+    static const int shapes[][4] = {{1, 8, 512, 64},    {2, 8, 512, 64}, {8, 16, 512, 64},
+                                    {4, 16, 2048, 128}, {1, 2, 130, 64}, {1, 2, 257, 128}};
+    const char *def = fattn_default_space_path(), *slash = strrchr(def, '/');
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - def) : 1, slash ? def : ".");
+    char *path = fattn_path_join(dir, "space-wgmma.json");
+    fattn_space sp;
+    if (fattn_space_load(path, &sp))
+        exit(T_HARNESS);
+    free(path);
+    fattn_gate_limits lim;
+    fattn_gate_limits_default(&lim);
+    const fattn_arch *arch = fattn_arch_find("sm_90");
+    int n = 0, ok = 0;
+    for (size_t i = 0; i < sp.count; ++i)
+        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; ++k) {
+            fattn_config c;
+            fattn_space_config(&sp, i, &c);
+            const fattn_shape s = {shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3], 0};
+            fattn_gate_input in = {&c, &s, arch, &lim};
+            fattn_verdict v;
+            if (fattn_gate_tiling(&in, &v) != 1)
+                continue;
+            fattn_launch l;
+            sp.fam->launch(&c, &s, 132, &l);
+            for (int a = 0; a < l.nargs; ++a) {
+                const fattn_arg *g = &l.args[a];
+                if (g->kind != FATTN_ARG_TMAP)
+                    continue;
+                fattn_tmap m;
+                ++n;
+                ok += encode(s.batch, s.heads, s.seqlen, s.head_dim, g->box_rows, g->box_cols,
+                             fattn_tmap_swizzle(g->swizzle), 0, &m)
+                      == CUDA_SUCCESS;
+            }
+        }
+    CHECK(n > 0);
+    CHECK_INT(ok, n);
+    printf("%d of %d tensor maps of the wgmma family's space encode (%s)\n", ok, n,
+           gpu ? "the GPU's driver" : "the mock driver");
+    fattn_space_release(&sp);
+}
+
 static void refused(void)
 {
     fattn_tmap m;
@@ -129,5 +183,6 @@ int main(int argc, char **argv)
     T_RUN(maps);
     T_RUN(refused);
     T_RUN(planned);
+    T_RUN(family_space);
     return t_exit();
 }

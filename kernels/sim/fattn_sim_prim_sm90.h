@@ -26,14 +26,16 @@ template <int N, int TRANS_A = 0, int TRANS_B = 0>
 inline void wgmma_ss(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b, int scale_d,
                      FATTN_SIM_HERE)
 {
-    static_assert(N == 64 || N == 128 || N == 176 || N == 192 || N == 256, "wgmma N: 64, 128, 176, 192 or 256");
+    static_assert(N % 16 == 0 && N >= 64 && N <= 256 && N != 208 && N != 224 && N != 240,
+                  "wgmma N here: 64 to 192 in steps of 16, or 256 (fattn_prim_sm90.h)");
     fattn_sim_api_p->wgmma(FATTN_SIM_SITE, d, N, nullptr, desc_a, desc_b, TRANS_A, TRANS_B, scale_d);
 }
 
 template <int N, int TRANS_B = 0>
 inline void wgmma_rs(float (&d)[N / 2], unsigned (&a)[4], unsigned long long desc_b, int scale_d, FATTN_SIM_HERE)
 {
-    static_assert(N == 64 || N == 128 || N == 176 || N == 192 || N == 256, "wgmma N: 64, 128, 176, 192 or 256");
+    static_assert(N % 16 == 0 && N >= 64 && N <= 256 && N != 208 && N != 224 && N != 240,
+                  "wgmma N here: 64 to 192 in steps of 16, or 256 (fattn_prim_sm90.h)");
     fattn_sim_api_p->wgmma(FATTN_SIM_SITE, d, N, a, 0, desc_b, 0, TRANS_B, scale_d);
 }
 

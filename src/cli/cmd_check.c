@@ -58,6 +58,9 @@ static const char help_head[] =
     "                       such that every value of every parameter meets every value of every\n"
     "                       other, of HEAD_DIM (64, 128), the mask, S (1, 33, 130, 257) and B,H\n"
     "                       (1,2 and 2,1); takes no --shape\n"
+    "  --list               print the cases instead of checking them, one a line: KEY B,H,S,D and\n"
+    "                       'causal' where masked (a GPU run of the same cases reads this); writes\n"
+    "                       nothing\n"
     "  --seed S             the inputs' seed, and --sample's (default 1)\n"
     "  --jobs N             simulator processes at a time (default: the number of processors)\n"
     "  --timeout SECONDS    per configuration; past it the check is killed (sim_timeout) (default 600)\n"
@@ -69,7 +72,7 @@ typedef struct check_opts {
     const char *configs[MAX_CONFIGS];
     int nconfigs;
     long sample, seed, jobs, timeout_s;
-    int has_sample, covering;
+    int has_sample, covering, list;
 } check_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -86,6 +89,7 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_SAMPLE: o->has_sample = 1; return cli_long("--sample", arg, 1, 1000000, &o->sample);
     case OPT_COVERING: o->covering = 1; return FATTN_OK;
+    case OPT_LIST: o->list = 1; return FATTN_OK;
     case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
     case OPT_JOBS: return cli_long("--jobs", arg, 1, 256, &o->jobs);
     case OPT_TIMEOUT: return cli_long("--timeout", arg, 1, 86400, &o->timeout_s);
@@ -292,6 +296,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
         {"config", required_argument, NULL, OPT_CONFIG},
         {"sample", required_argument, NULL, OPT_SAMPLE},
         {"covering", no_argument, NULL, OPT_COVERING},
+        {"list", no_argument, NULL, OPT_LIST},
         {"seed", required_argument, NULL, OPT_SEED},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -371,6 +376,18 @@ int cmd_check(int argc, char **argv, cli_common *c)
                              t.space.label, shape, t.arch->name);
             goto out;
         }
+    }
+
+    if (o.list) { /* the cases, and nothing run or written */
+        for (size_t i = 0; i < njobs; ++i) {
+            char key[FATTN_KEY_MAX], sh[96];
+            fattn_config_key(&jobs[i].cfg, key);
+            const fattn_shape *js = &jobs[i].shape;
+            snprintf(sh, sizeof sh, "%d,%d,%d,%d", js->batch, js->heads, js->seqlen, js->head_dim);
+            printf("%s %s%s\n", key, sh, js->causal ? " causal" : "");
+        }
+        rc = fflush(stdout) ? fattn_error(FATTN_EFAIL, "check --list: writing the list failed") : FATTN_OK;
+        goto out;
     }
 
     /* One kernel per run: the family's of every job. */

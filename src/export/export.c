@@ -240,22 +240,51 @@ static void signature(const fattn_launch *l, char *out, size_t n)
         snprintf(out + k, n - k, ")");
 }
 
+/* 1 when the launch needs host setup: tensor maps or a workspace. */
+static int needs_host_setup(const fattn_launch *l)
+{
+    int setup = l->workspace > 0;
+    for (int i = 0; i < l->nargs; ++i)
+        setup |= l->args[i].kind == FATTN_ARG_TMAP || l->args[i].kind == FATTN_ARG_WORKSPACE;
+    return setup;
+}
+
+/* The parameter list as JSON, for a launcher built elsewhere
+ * (scripts/compare_sdpa.py): each parameter's kind, a tensor map's tensor,
+ * box (columns, rows) and swizzle bytes; the workspace's bytes. */
+static void json_args(const fattn_launch *l, FILE *out)
+{
+    fputs(", \"args\": [", out);
+    for (int i = 0; i < l->nargs; ++i) {
+        const fattn_arg *a = &l->args[i];
+        fprintf(out, "%s{\"kind\": \"%s\"", i ? ", " : "", fattn_arg_kind_name(a->kind));
+        if (a->kind == FATTN_ARG_TMAP)
+            fprintf(out, ", \"tensor\": \"%s\", \"box\": [%u, %u], \"swizzle\": %u", fattn_arg_kind_name(a->tensor),
+                    a->box_cols, a->box_rows, a->swizzle);
+        fputc('}', out);
+    }
+    fprintf(out, "], \"workspace\": %llu", l->workspace);
+}
+
 /* A family whose launch needs host setup (tensor maps, a workspace) gets a
  * launcher at the tuned shape, written from its parameter list: compiled
  * where FATTN_TUNED_HOST is defined (the CUDA driver API, cuda.h). */
 static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
 {
+    if (!needs_host_setup(l))
+        return;
     int maps = 0;
     for (int i = 0; i < l->nargs; ++i)
         maps += l->args[i].kind == FATTN_ARG_TMAP;
-    if (!maps && !l->workspace)
-        return;
-    fputs("\n/* The host side (CUDA driver API), where FATTN_TUNED_HOST is defined: fattn_tuned_launch()\n"
-          " * launches function fn (the kernel of this configuration) at the tuned shape on fp16 tensors\n"
-          " * (B, H, S, D), building the kernel's tensor maps from the buffers on each call",
+    fputs("\n/* The host side (CUDA driver API; link with -lcuda), where FATTN_TUNED_HOST is defined:\n"
+          " * fattn_tuned_launch() launches function fn (the kernel of this configuration) at the tuned\n"
+          " * shape on contiguous fp16 tensors (B, H, S, D). It refuses a tensor whose address is not\n"
+          " * 16-byte aligned (CUDA_ERROR_INVALID_VALUE, where TMA would fault), raises fn's\n"
+          " * dynamic shared-memory limit to FATTN_SMEM_BYTES once, and encodes the kernel's tensor maps\n"
+          " * once per set of buffers (the last set is kept: one host thread at a time)",
           out);
     if (l->workspace)
-        fputs(" and zeroing the\n * workspace (FATTN_TUNED_WORKSPACE_BYTES of device memory) before the launch", out);
+        fputs("; it zeroes the\n * workspace (FATTN_TUNED_WORKSPACE_BYTES of device memory) before every launch", out);
     fputs(". */\n#ifdef FATTN_TUNED_HOST\n#include <cuda.h>\n", out);
     if (l->workspace)
         fprintf(out, "#define FATTN_TUNED_WORKSPACE_BYTES %lluull\n", l->workspace);
@@ -277,24 +306,39 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
             "CUdeviceptr o,%s\n                                          CUstream stream)\n{\n",
             l->workspace ? " CUdeviceptr workspace," : "");
     fprintf(out,
+            "    static CUfunction sized;\n"
+            "    static CUdeviceptr cached[4];\n"
+            "    static CUtensorMap map[%d];\n"
             "    int batch = FATTN_TUNED_SHAPE_B, heads = FATTN_TUNED_SHAPE_H, seqlen = FATTN_TUNED_SHAPE_S;\n"
             "    float scale = %.9gf;\n    CUdeviceptr tensor[4] = {q, k, v, o};\n"
-            "    CUtensorMap map[%d];\n    CUresult r;\n"
-            "    (void)batch, (void)heads, (void)seqlen, (void)scale, (void)tensor;\n",
-            1.0 / sqrt((double)head_dim), maps);
+            "    CUresult r;\n"
+            "    (void)batch, (void)heads, (void)seqlen, (void)scale;\n"
+            "    for (int i = 0; i < 4; ++i)\n"
+            "        if (tensor[i] %% 16)\n"
+            "            return CUDA_ERROR_INVALID_VALUE;\n"
+            "    if (fn != sized) {\n"
+            "        if ((r = cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+            "FATTN_SMEM_BYTES)) !=\n            CUDA_SUCCESS)\n"
+            "            return r;\n"
+            "        sized = fn;\n"
+            "    }\n"
+            "    if (cached[0] != q || cached[1] != k || cached[2] != v || cached[3] != o) {\n"
+            "        cached[0] = 0; /* the maps are whole again only once all encode */\n",
+            maps ? maps : 1, 1.0 / sqrt((double)head_dim));
     for (int i = 0, m = 0; i < l->nargs; ++i) {
         const fattn_arg *a = &l->args[i];
         if (a->kind != FATTN_ARG_TMAP)
             continue;
         fprintf(out,
-                "    if ((r = fattn_tuned_tmap(&map[%d], tensor[%d], %u, %u, CU_TENSOR_MAP_SWIZZLE_%s)) != "
-                "CUDA_SUCCESS)\n        return r;\n",
+                "        if ((r = fattn_tuned_tmap(&map[%d], tensor[%d], %u, %u, CU_TENSOR_MAP_SWIZZLE_%s)) != "
+                "CUDA_SUCCESS)\n            return r;\n",
                 m++, a->tensor, a->box_rows, a->box_cols,
                 a->swizzle == 32    ? "32B"
                 : a->swizzle == 64  ? "64B"
                 : a->swizzle == 128 ? "128B"
                                     : "NONE");
     }
+    fputs("        for (int i = 0; i < 4; ++i)\n            cached[i] = tensor[i];\n    }\n", out);
     if (l->workspace)
         fputs("    if ((r = cuMemsetD8Async(workspace, 0, FATTN_TUNED_WORKSPACE_BYTES, stream)) != CUDA_SUCCESS)\n"
               "        return r;\n",
@@ -478,9 +522,12 @@ static void write_json(const best *b, FILE *out)
     fprintf(out,
             "},\n  \"threads\": %u,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
             "\"signature\": \"%s\", \"grid\": [\"%s\", \"%s\", \"%s\"], "
-            "\"cluster\": [%u, 1, 1]},\n  \"kernel_hash\": ",
+            "\"cluster\": [%u, 1, 1]",
             l.threads, b->smem, fam->kernel_name, sig, fam->grid_rule[0], fam->grid_rule[1], fam->grid_rule[2],
             l.cluster);
+    if (needs_host_setup(&l))
+        json_args(&l, out);
+    fputs("},\n  \"kernel_hash\": ", out);
     fattn_json_string(out, b->kernel_hash);
     fputs(",\n  \"space_hash\": ", out);
     fattn_json_string(out, b->space_hash);

@@ -265,6 +265,15 @@ static int gate_tiling(const gate_ctx *g, fattn_verdict *v)
 
 int fattn_gate_tiling(const fattn_gate_input *in, fattn_verdict *v)
 {
+    if (in->cfg->fam != &fattn_family_mma) { /* another family's gates, read for their tiling verdict */
+        fattn_verdict all[FATTN_R_COUNT];
+        memset(all, 0, sizeof all);
+        all[FATTN_R_TILING].pass = -1;
+        in->cfg->fam->gates_static(in, NULL, all);
+        *v = all[FATTN_R_TILING];
+        v->reason = FATTN_R_TILING;
+        return v->pass == 1;
+    }
     gate_ctx g = {.in = in};
     v->reason = FATTN_R_TILING;
     return gate_tiling(&g, v);

@@ -128,8 +128,9 @@ int fattn_mma_gates_static(const fattn_gate_input *in, fattn_verdict *first, fat
 int fattn_gate_device_memory(const fattn_gate_input *in, fattn_verdict *v);
 
 /* The tiling gate alone: 1 when the configuration is a kernel at all for
- * the shape and arch (whole 16-row strips per warp, BLOCK_K dividing D, a
- * cluster no larger than the key tiles, ...), 0 with why in *v. */
+ * the shape and arch (mma: whole 16-row strips per warp, BLOCK_K dividing
+ * D, a cluster no larger than the key tiles, ...; another family: its
+ * gates' tiling verdict), 0 with why in *v. */
 int fattn_gate_tiling(const fattn_gate_input *in, fattn_verdict *v);
 
 /* The bank-conflict gate's model: the worst ways of any phase of each

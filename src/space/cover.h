@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #define FATTN_COVER_MAX_FACTORS 24
-#define FATTN_COVER_MAX_VALUES  8
+#define FATTN_COVER_MAX_VALUES  16
 
 /* rows[i * nfactors + f] is candidate i's value index for factor f (below
  * nvalues[f] <= FATTN_COVER_MAX_VALUES). Writes the chosen candidates'

@@ -4,7 +4,9 @@
 # simulator's check, search on the fake engine and by replay of the landscape
 # it leaves (the family carried in the study, the trials' params_json and
 # the landscape, another family's landscape refused), confirm, and export:
-# the header with its host launcher (compiled as C), the JSON, the T4
+# the header with its host launcher (compiled as C, and run against the mock
+# driver: alignment refused, maps encoded once per buffer set), the JSON with
+# the parameter list, the T4
 # results, and the kernel file (built by nvcc for sm_90a where nvcc is).
 #
 #   family.sh TOOL SOURCE_ROOT [CUDA_ROOT]
@@ -81,10 +83,59 @@ if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
     cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c tuned.h 2>err.txt ||
         fail "the host launcher does not compile"
 fi
+# The launcher run against the mock driver (linked in place of libcuda): a
+# misaligned tensor refused before any driver call, then two launches on one
+# buffer set: the maps encoded once, the limit raised once, O = V.
+if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ] && [ -n "${FATTN_MOCK_CUDA:-}" ]; then
+    cat >launch.c <<'C'
+#define FATTN_TUNED_HOST
+#include "tuned.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+        cuModuleLoadData(&mod, "MOCK:") || cuModuleGetFunction(&fn, mod, "fattn_tmacopy"))
+        return 2;
+    const size_t n = (size_t)FATTN_TUNED_SHAPE_B * FATTN_TUNED_SHAPE_H * FATTN_TUNED_SHAPE_S * FATTN_HEAD_DIM;
+    unsigned short *host = malloc(n * 2), *back = malloc(n * 2);
+    CUdeviceptr t[4];
+    for (int i = 0; i < 4; ++i)
+        if (cuMemAlloc(&t[i], n * 2 + 16))
+            return 2;
+    for (size_t i = 0; i < n; ++i)
+        host[i] = (unsigned short)(i * 2654435761u >> 16);
+    if (cuMemcpyHtoD(t[2], host, n * 2))
+        return 2;
+    if (fattn_tuned_launch(fn, t[0] + 8, t[1], t[2], t[3], 0) != CUDA_ERROR_INVALID_VALUE)
+        return 3;
+    for (int i = 0; i < 2; ++i)
+        if (fattn_tuned_launch(fn, t[0], t[1], t[2], t[3], 0))
+            return 4;
+    if (cuCtxSynchronize() || cuMemcpyDtoH(back, t[3], n * 2) || memcmp(back, host, n * 2))
+        return 5;
+    puts("launched");
+    return 0;
+}
+C
+    cc -std=c11 -Wall -Wextra -Werror -I. -I"$cuda/include" launch.c -o launch "$FATTN_MOCK_CUDA" \
+        -Wl,-rpath,"$(dirname "$FATTN_MOCK_CUDA")" 2>err.txt || fail "the launcher program does not build"
+    FATTN_MOCK_LOG=$work/mock.log ./launch >out.txt 2>err.txt || fail "the launcher against the mock exited $?"
+    [ "$(grep -c 'cuTensorMapEncodeTiled$' mock.log)" = 2 ] || fail "the two maps encoded once for two launches"
+    [ "$(grep -c 'cuFuncSetAttribute$' mock.log)" = 1 ] || fail "the shared-memory limit raised once"
+    [ "$(grep -c 'tmacopy V' mock.log)" = 2 ] || fail "two launches ran"
+fi
 "$tool" export --db fattn.db --format json >out.json 2>err.txt || fail "export json"
 grep -q '"entry": "fattn_tmacopy"' out.json || fail "json entry"
 grep -q '"signature": "(const __grid_constant__ CUtensorMap tmap_v, const __grid_constant__ CUtensorMap tmap_o, int batch, int heads, int seqlen)"' out.json ||
     fail "json signature"
+grep -q '"args": \[{"kind": "tmap", "tensor": "v", "box": \[64, '"${best#tmacopy-br}"'\], "swizzle": 0}, ' out.json ||
+    fail "json parameter list"
 "$tool" export --db fattn.db --format t4 >t4.json 2>err.txt || fail "export t4"
 [ "$(grep -c '"configuration": {"BOX_ROWS": ' t4.json)" = 6 ] || fail "t4 configurations"
 "$tool" export --db fattn.db --kernel k.cu -o h.h 2>err.txt || fail "export --kernel"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device-dry.sh - scripts/device-check.sh without a GPU: its stages first,
-# env, hopper, family, tests, small, small-causal, tune and speed run on the fake engine
+# env, hopper, family, wgmma, tests, small, small-causal, tune and speed run on the fake engine
 # (FATTN_WORKER_HOOK=fake) over a narrowed space, each with its time
 # estimate printed before it runs, and every stage's estimate for the H100
 # (the whole space) is at most 8 minutes (the first stage's 5; the speed
@@ -29,13 +29,14 @@ export FATTN_CHECK_FILTER=BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,STAGES=2,CP_ASYNC=1,
 FATTN_CHECK_FILTER='' FATTN_CHECK_ESTIMATE=1 "$src/scripts/device-check.sh" all speed >"$work/estimates" ||
     fail "estimates"
 cat "$work/estimates"
-[ "$(wc -l <"$work/estimates")" = 15 ] || fail "not every stage has an estimate"
+[ "$(wc -l <"$work/estimates")" = 16 ] || fail "not every stage has an estimate"
 awk '$2 !~ /^[0-9]+$/ || $2 <= 0 || ($2 > 480 && $1 != "speed") || $2 > 600 || ($1 == "first" && $2 > 300) { bad = 1; print "over the limit: " $0 }
      END { exit bad }' "$work/estimates" || fail "a stage estimated over its limit"
-FATTN_TUNE_BUDGET="$(scaled 20)s" "$src/scripts/device-check.sh" first env hopper family tests small small-causal tune 2>"$work/stderr" ||
+FATTN_TUNE_BUDGET="$(scaled 20)s" FATTN_WGMMA_BUDGET="$(scaled 10)s" FATTN_WGMMA_CASES=3 \
+    "$src/scripts/device-check.sh" first env hopper family wgmma tests small small-causal tune 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh exited $?"; }
 r=$work/out/report.md
-for s in first env hopper family tests small small-causal tune; do
+for s in first env hopper family wgmma tests small small-causal tune; do
     grep -q "^device-check.sh: stage $s: estimated [0-9]* s on this machine (" "$work/stderr" ||
         fail "no estimate printed before stage $s"
     grep -q "^_Stage $s: [0-9]* s wall (estimated [0-9]* s)._" "$r" || fail "no wall time beside the estimate of $s"
@@ -64,6 +65,17 @@ done
 grep -q "^- ok: confirm: tmacopy-br" "$r" || fail "family: confirm"
 grep -q "^- ok: export: the header and its host launcher compile" "$r" || fail "family: export"
 grep -q "^- tensor maps: skipped: " "$r" || fail "hopper: the tensor maps' skip not reported"
+# The wgmma family's ordered steps (the GPU programs skip; the worker's run
+# on the fake engine; a search, its confirm; compare and ncu skipped).
+grep -q "^## The wgmma family (issue 37)" "$r" || fail "wgmma: no section"
+for step in "wgmma-bm128-bn128-s2-rs1, bounded waits, 1,1,64,64" "the same at 1,2,130,128 causal" \
+    "the covering sample in the worker (1 s kernel watchdog)" "search of 4,16,2048,128 ($(scaled 10)s)"; do
+    grep -qF "| $step | ok |" "$r" || fail "wgmma: step '$step'"
+done
+grep -q "^| confirm --n 100 of wgmma-bm[0-9]*-bn[0-9]*-s[0-9]-rs[01] against cuDNN | ok |" "$r" || fail "wgmma: confirm"
+grep -q "^- ok: wgmma: every step held" "$r" || fail "wgmma: verdict"
+grep -A4 "^Search of 4,16,2048,128 (study [0-9]*), the ten fastest:" "$r" | grep -q "^| wgmma-bm" ||
+    fail "wgmma: the search's table"
 grep -q "^| - | every mode | skipped: " "$r" || fail "hopper: the primitives' skip not reported"
 # A skip in the tests stage is reported as one, with its reason.
 grep -q "^| test_gpu_engine | 77: skipped: " "$r" || fail "tests: a skip not reported as a skip"
@@ -75,7 +87,7 @@ grep -q "^- ok: confirm stored 100 samples of the best configuration and 100 of 
 grep -q "^baseline: cudnn, fake cuDNN" "$r" || fail "confirm output in the report"
 grep -q "^- ok: the exported header carries the confirmation" "$r" || fail "confirmed header"
 grep -q "<svg id=\"plot-confirm\"" "$work/out/report-2-8-512-64.html" || fail "HTML report"
-grep -q "^\*\*Stages first env hopper family tests small small-causal tune: every check held.\*\*" "$r" || fail "verdict"
+grep -q "^\*\*Stages first env hopper family wgmma tests small small-causal tune: every check held.\*\*" "$r" || fail "verdict"
 for tag in 2-8-512-64 2-8-512-64-causal; do
     land=$work/out/landscape-fake-$tag.csv
     [ -f "$land" ] || fail "no landscape $tag"

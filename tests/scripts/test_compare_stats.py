@@ -120,6 +120,55 @@ with tempfile.TemporaryDirectory() as tmp:
     if p.returncode != 2 or "holds no confirmation" not in p.stderr:
         failures.append(f"an unconfirmed export: exit {p.returncode}, {p.stderr.strip()!r}")
 
+# A family with tensor maps (the wgmma export's "args"): the parameters in
+# the kernel's order, each map encoded as src/gpu/tmap.c encodes it (3-D
+# (D, S, B*H), the box, fp16, 128-byte L2 promotion, zero fill) at a 64-byte
+# boundary, once per set of tensors.
+class FakeDriver:
+    def __init__(self):
+        self.calls = []
+
+    def cuTensorMapEncodeTiled(self, ptr, dtype, rank, addr, dim, stride, box, ones, inter, swizzle, l2, oob):
+        self.calls.append((ptr.value % 64, dtype, rank, addr.value, list(dim), list(stride), list(box),
+                           list(ones), inter, swizzle, l2, oob))
+        return 0
+
+    def check(self, r, what):
+        if r:
+            failures.append(f"{what} returned {r}")
+
+
+class FakeTensor:
+    def __init__(self, ptr):
+        self.shape, self.ptr = (2, 8, 500, 128), ptr
+
+    def data_ptr(self):
+        return self.ptr
+
+
+kern = c.FattnKernel.__new__(c.FattnKernel)
+kern.drv, kern.maps = FakeDriver(), {}
+kern.args = [{"kind": "tmap", "tensor": "q", "box": [64, 64], "swizzle": 128},
+             {"kind": "tmap", "tensor": "v", "box": [64, 176], "swizzle": 128},
+             {"kind": "o"}, {"kind": "batch"}, {"kind": "heads"}, {"kind": "seqlen"}, {"kind": "scale"}]
+q, k_, v, o = (FakeTensor(0x10000 * (i + 1)) for i in range(4))
+params = kern._params(q, k_, v, o)
+again = kern._params(q, k_, v, o)
+calls = kern.drv.calls
+if len(calls) != 2 or again is not params:
+    failures.append(f"maps encoded {len(calls)} times for two calls on one tensor set (want 2 maps, once)")
+elif calls[1] != (0, 6, 3, 0x30000, [128, 500, 16], [256, 500 * 256], [64, 176, 1], [1, 1, 1], 0, 3, 2, 0):
+    failures.append(f"V's map encoded as {calls[1]}")
+if [type(p_).__name__ for p_ in params] != ["TensorMap", "TensorMap", "c_void_p", "c_int", "c_int", "c_int",
+                                            "c_float"]:
+    failures.append(f"parameters {params}")
+elif (params[2].value, params[3].value, params[4].value, params[5].value) != (0x40000, 2, 8, 500) or \
+        abs(params[6].value - 128 ** -0.5) > 1e-7:
+    failures.append("the plain parameters differ from the shape's")
+kern._params(FakeTensor(0x50000), k_, v, o)
+if len(kern.drv.calls) != 4:
+    failures.append("a new tensor set did not get its own maps")
+
 for f in failures:
     print("FAIL:", f)
 print(f"median CI coverage {rate:.3f}; fill values checked against fattn_fill.h: {checked}; "

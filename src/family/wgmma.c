@@ -1,0 +1,131 @@
+/*
+ * wgmma.c - the wgmma family: the warp-specialised FlashAttention forward
+ * for Hopper (kernels/fattn_wgmma.cu, sm_90a): a TMA producer warpgroup and
+ * BLOCK_M / 64 consumer warpgroups running wgmma, K and V through a ring of
+ * mbarrier-guarded slots.
+ */
+#include <stdio.h>
+
+#include "gates/gates.h"
+#include "space/family.h"
+#include "space/params.h"
+
+enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_WAIT_BOUND, WG_NPARAMS };
+
+static const fattn_param_info wgmma_params[WG_NPARAMS] = {
+    {"BLOCK_M", "bm", 128, 64, 192, 0, 0, "query rows per block: 64 per consumer warpgroup (64, 128 or 192)"},
+    {"BLOCK_N", "bn", 128, 64, 192, 0, 0, "keys per tile: the N of Q.K^T and the K of P.V (64 to 192, steps of 16)"},
+    {"STAGES", "s", 2, 1, 4, 0, 0, "K and V slots in the shared-memory ring"},
+    {"PV_RS", "rs", 1, 0, 1, 0, 0, "P.V takes P from registers (1) or through shared memory (0)"},
+    {"WAIT_BOUND", "wb", 0, 0, 1 << 30, 1, 1,
+     "test only: an mbarrier wait traps after this many tries instead of hanging (0: waits unbounded)"},
+};
+
+#define WG_BOX_BYTES 8192u /* a 64 x 64 fp16 box */
+#define WG_SLACK     1024u /* the base rounded up to the 128-byte swizzle's repeat */
+
+/* Shared memory as the kernel lays it out (kernels/fattn_wgmma.cu). */
+static unsigned wgmma_smem(const fattn_config *c, int head_dim)
+{
+    const unsigned bm = (unsigned)c->v[WG_BLOCK_M], bn = (unsigned)c->v[WG_BLOCK_N];
+    const unsigned stages = (unsigned)c->v[WG_STAGES], d = (unsigned)head_dim;
+    const unsigned p = c->v[WG_PV_RS] ? 0u : bm / 64u * ((bn + 63u) / 64u) * WG_BOX_BYTES;
+    return bm * d * 2u + 2u * stages * bn * d * 2u + p + 8u * (1u + 4u * stages) + WG_SLACK;
+}
+
+static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
+{
+    (void)sm_count;
+    const unsigned bm = (unsigned)c->v[WG_BLOCK_M], bn = (unsigned)c->v[WG_BLOCK_N];
+    *out = (fattn_launch){
+        .grid = {((unsigned)s->seqlen + bm - 1) / bm, (unsigned)s->heads, (unsigned)s->batch},
+        .threads = 128u * (bm / 64u + 1u),
+        .cluster = 1,
+        .smem = wgmma_smem(c, s->head_dim),
+        .one_block_per_sm = 1,
+        .async_copies = 1,
+        .async_why = "TMA producer warpgroup",
+        .nargs = 8,
+        .args = {{.kind = FATTN_ARG_TMAP, .tensor = FATTN_ARG_Q, .box_rows = 64, .box_cols = 64, .swizzle = 128},
+                 {.kind = FATTN_ARG_TMAP, .tensor = FATTN_ARG_K, .box_rows = bn, .box_cols = 64, .swizzle = 128},
+                 {.kind = FATTN_ARG_TMAP, .tensor = FATTN_ARG_V, .box_rows = bn, .box_cols = 64, .swizzle = 128},
+                 {.kind = FATTN_ARG_TMAP, .tensor = FATTN_ARG_O, .box_rows = 64, .box_cols = 64, .swizzle = 128},
+                 {.kind = FATTN_ARG_BATCH},
+                 {.kind = FATTN_ARG_HEADS},
+                 {.kind = FATTN_ARG_SEQLEN},
+                 {.kind = FATTN_ARG_SCALE}},
+        .rows_per_block = bm,
+        .causal_last_first = 1, /* the longest row block first */
+    };
+}
+
+/* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
+ * tensor maps take; a layout the arch's opt-in maximum holds, which the
+ * descriptors' 18-bit addresses also need); then shared memory within the
+ * limit. */
+static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict *all)
+{
+    fattn_verdict v[3];
+    const int d = in->shape->head_dim, bm = in->cfg->v[WG_BLOCK_M], bn = in->cfg->v[WG_BLOCK_N];
+    const unsigned smem = wgmma_smem(in->cfg, d);
+    fattn_gate_device_memory(in, &v[0]);
+    v[1].reason = FATTN_R_TILING;
+    if (in->arch->sm != 90)
+        fattn_verdict_set(&v[1], 0, "the wgmma family needs sm_90a (wgmma, setmaxnreg); %s has neither",
+                          in->arch->name);
+    else if (d != 64 && d != 128)
+        fattn_verdict_set(&v[1], 0, "head_dim %d: the wgmma family takes 64 or 128", d);
+    else if (bm % 64)
+        fattn_verdict_set(&v[1], 0, "BLOCK_M %d: 64 rows per consumer warpgroup (64, 128 or 192)", bm);
+    else if (bn % 16)
+        fattn_verdict_set(&v[1], 0, "BLOCK_N %d: P.V's K slices are 16 keys (a multiple of 16)", bn);
+    else if (smem > (unsigned)in->arch->smem_per_block_optin)
+        fattn_verdict_set(&v[1], 0, "%u B of shared memory: over %s's opt-in maximum of %d B, no launch holds it", smem,
+                          in->arch->name, in->arch->smem_per_block_optin);
+    else
+        fattn_verdict_set(&v[1], 1, "%d consumer warpgroups of 64 rows, key tiles of %d in %d slots", bm / 64, bn,
+                          in->cfg->v[WG_STAGES]);
+    v[2].reason = FATTN_R_SMEM_OVERFLOW;
+    if (v[1].pass != 1)
+        fattn_verdict_set(&v[2], -1, "not evaluated: the tiling gate failed");
+    else
+        fattn_verdict_set(&v[2], smem <= in->lim->smem_limit,
+                          "Q %d x %d + %d slots of K and V %d x %d%s + mbarriers and 1024 B alignment = %u B %s "
+                          "limit %u B",
+                          bm, d, in->cfg->v[WG_STAGES], bn, d, in->cfg->v[WG_PV_RS] ? "" : " + P", smem,
+                          smem <= in->lim->smem_limit ? "within" : "over", in->lim->smem_limit);
+    int failed = FATTN_R_NONE;
+    for (int i = 0; i < 3; ++i) {
+        int pass = v[i].pass;
+        if (v[i].reason != FATTN_R_TILING && pass != -1)
+            pass = fattn_gate_apply_skip(in->lim, v[i].reason, &v[i]);
+        if (all)
+            all[v[i].reason] = v[i];
+        if (pass == 0 && !failed) {
+            failed = v[i].reason;
+            if (first)
+                *first = v[i];
+            if (!all)
+                break;
+        }
+    }
+    return failed;
+}
+
+const fattn_family fattn_family_wgmma = {
+    .name = "wgmma",
+    .summary = "FlashAttention forward for Hopper: a TMA producer warpgroup and wgmma consumer warpgroups (sm_90a)",
+    .params = wgmma_params,
+    .nparams = WG_NPARAMS,
+    .kernel_file = "fattn_wgmma.cu",
+    .kernel_name = "fattn_wgmma",
+    .gates_static = wgmma_gates_static,
+    .launch = wgmma_launch,
+    .arch_specific = 1,
+    .grid_rule = {"ceil(seqlen / BLOCK_M)", "heads", "batch"},
+    .launch_doc = " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes\n"
+                  " * of dynamic shared memory (raise the function's limit), and the tensor maps of Q, K, V and O\n"
+                  " * as parameters: with FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds them and\n"
+                  " * launches.\n"
+                  " */\n",
+};

@@ -1,0 +1,59 @@
+/*
+ * t_family.c - the kernel-family tests' shared helpers (t_family.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/kernel_src.h"
+#include "space/params.h"
+#include "t_family.h"
+#include "util/err.h"
+#include "util/fs.h"
+#include "util/paths.h"
+
+void t_family_config(const fattn_family *f, const char *key, fattn_config *c)
+{
+    if (fattn_config_parse(key, "test", c) || c->fam != f)
+        exit(99); /* T_HARNESS */
+}
+
+const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from, const char *to)
+{
+    static char dir[512];
+    char cmd[2048], *text = NULL;
+    size_t len;
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dir, fattn_default_kernel_dir(), dir);
+    char *path = fattn_path_join(dir, f->kernel_file);
+    if (system(cmd) != 0 || fattn_read_file(path, "kernel", FATTN_EFAIL, &text, &len)) {
+        free(path);
+        return NULL;
+    }
+    char *at = strstr(text, from);
+    if (!at || strstr(at + 1, from)) {
+        fprintf(stderr, "planted %s: the kernel holds \"%s\" %s\n", name, from, at ? "more than once" : "nowhere");
+        free(text), free(path);
+        return NULL;
+    }
+    FILE *out = fopen(path, "w");
+    int rc = !out || fprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from)) < 0;
+    rc |= out && fclose(out) != 0;
+    free(text), free(path);
+    return rc ? NULL : dir;
+}
+
+int t_family_sim(const fattn_family *f, const char *dir, const char *key, const fattn_shape *s,
+                 const fattn_sim_inputs *in, const char *cache, fattn_sim_check *r)
+{
+    fattn_kernel_src ks;
+    fattn_config c;
+    t_family_config(f, key, &c);
+    if (fattn_kernel_src_load(dir, f->kernel_file, &ks))
+        return -1;
+    int rc = fattn_sim_check_config(&ks, &c, s, in, cache, r);
+    fattn_kernel_src_release(&ks);
+    if (rc == 0 && getenv("FATTN_TEST_VERBOSE"))
+        fprintf(stderr, "%s (%s): %s: %s\n", key, dir, r->verdict, r->detail);
+    return rc;
+}
