@@ -14,7 +14,9 @@ shift || true
 # chromium: the report test loads the HTML report in a headless browser.
 # g++: the simulator compiles the kernel for the host.
 . scripts/install-packages.sh
-install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium xz-utils
+# python3-pip: the test-only nvdisasm (scripts/fetch-nvdisasm.sh).
+install_packages bootstrap.sh meson ninja-build pkg-config gcc g++ libsqlite3-dev libcjson-dev python3-numpy chromium xz-utils \
+    python3-pip
 
 # Quiet when it works; when it fails, the end of the log and where it is.
 mkdir -p "$build"
@@ -29,4 +31,5 @@ if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$@" >"$log" 2>&1 || failed "meson setup $build $*"
 fi
 ninja -C "$build" >"$log" 2>&1 || failed "ninja -C $build"
+scripts/fetch-nvdisasm.sh "$build/tools" >>"$log" 2>&1 || failed "scripts/fetch-nvdisasm.sh $build/tools"
 echo "bootstrap.sh: built $build/fattn-tune" >&2

@@ -6,7 +6,8 @@
  *  - NVRTC builds one configuration per tunable value for sm_90a with no
  *    post-compile rejection (no spills, setmaxnreg honoured, wgmma not
  *    serialized) and the compiled shared memory and block equal to the
- *    family's launch model;
+ *    family's launch model; offline, nvdisasm finds HGMMA and USETMAXREG
+ *    in each cubin and no local loads or stores;
  *  - the simulator runs the pairwise covering sample of
  *    search/space-wgmma.json (faults, races, TMA and wgmma hazards,
  *    deadlocks, numerics against fp64) and every BLOCK_M at S = BLOCK_M - 1
@@ -97,9 +98,47 @@ static void gates(void)
     CHECK_CONTAINS(v.detail, "BLOCK_M 96");
 }
 
+/* The SASS of a cubin through nvdisasm ($FATTN_NVDISASM): HGMMA and
+ * USETMAXREG present (ptxas kept wgmma and setmaxnreg), no local loads or
+ * stores (LDL, STL: nothing spilled or put on a stack). */
+static void sass(const void *cubin, size_t size)
+{
+    const char *nvd = getenv("FATTN_NVDISASM");
+    char path[600], cmd[1400], line[512];
+    if (!nvd || !*nvd) {
+        CHECK(!"$FATTN_NVDISASM names the test-only nvdisasm (scripts/fetch-nvdisasm.sh)");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/sass.cubin", tmp_root);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(cubin, 1, size, f) == size);
+    if (!f || fclose(f))
+        return;
+    snprintf(cmd, sizeof cmd, "'%s' -c '%s' 2>&1", nvd, path);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    int hgmma = 0, setmaxnreg = 0, local = 0, lines = 0;
+    while (fgets(line, sizeof line, p)) {
+        ++lines;
+        hgmma += strstr(line, "HGMMA.") != NULL;
+        setmaxnreg += strstr(line, "USETMAXREG") != NULL;
+        local += strstr(line, " LDL") != NULL || strstr(line, " STL") != NULL;
+    }
+    const int rc = pclose(p);
+    if (rc != 0)
+        fprintf(stderr, "%s exited %d on %s (scripts/fetch-nvdisasm.sh fetches it)\n", nvd, rc, path);
+    CHECK_INT(rc, 0);
+    CHECK(lines > 100);
+    CHECK(hgmma > 0);
+    CHECK_INT(setmaxnreg, 2); /* the producer's dec, the consumers' inc */
+    CHECK_INT(local, 0);
+}
+
 /* One configuration per tunable value, at D 64 and 128: each compiles
  * without a post-compile rejection, to the launch's shared memory and
- * block. */
+ * block, its SASS holding wgmma and setmaxnreg and no local memory. */
 static void compiled(void)
 {
     char *include = NULL;
@@ -133,6 +172,7 @@ static void compiled(void)
                 CHECK_INT(it.entry.res.threads, l.threads);
                 CHECK_INT(it.entry.res.spill_stores + it.entry.res.spill_loads + it.entry.res.stack_frame, 0);
                 CHECK_CONTAINS(it.entry.options, "--gpu-architecture=sm_90a");
+                sass(it.entry.cubin, it.entry.cubin_size);
             }
             fattn_compile_item_release(&it);
         }
