@@ -18,7 +18,11 @@ void t_family_config(const fattn_family *f, const char *key, fattn_config *c)
         exit(99); /* T_HARNESS */
 }
 
-const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from, const char *to)
+/* Copies the kernel directory to root/name with one exact edit of family
+ * f's kernel, `from` (which must occur exactly once) replaced by `to`.
+ * Returns the folder (static storage), or NULL (said on stderr). */
+static const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from,
+                                  const char *to)
 {
     static char dir[512];
     char cmd[2048], *text = NULL;
@@ -56,4 +60,33 @@ int t_family_sim(const fattn_family *f, const char *dir, const char *key, const 
     if (rc == 0 && getenv("FATTN_TEST_VERBOSE"))
         fprintf(stderr, "%s (%s): %s: %s\n", key, dir, r->verdict, r->detail);
     return rc;
+}
+
+const char *t_family_plant_caught(const fattn_family *f, const char *root, const char *cache, const char *name,
+                                  const char *from, const char *to, const char *key, const fattn_shape *s,
+                                  const fattn_sim_inputs *in, const char *verdict)
+{
+    static char why[1200];
+    fattn_sim_check r;
+    const char *dir = t_family_plant(f, root, name, from, to);
+    if (!dir)
+        return "the bug could not be planted";
+    if (t_family_sim(f, fattn_default_kernel_dir(), key, s, in, cache, &r) || strcmp(r.verdict, "ok")) {
+        snprintf(why, sizeof why, "the unplanted kernel: %s", r.verdict);
+        return why;
+    }
+    if (t_family_sim(f, dir, key, s, in, cache, &r) || strcmp(r.verdict, verdict)) {
+        snprintf(why, sizeof why, "planted %s: %s (want %s): %s", name, r.verdict, verdict, r.detail);
+        return why;
+    }
+    if (strcmp(verdict, "numerics")) {
+        const fattn_sim_finding *w = fattn_sim_report_worst(&r.rep);
+        if (!w || w->line <= 0 || !strstr(w->file, f->kernel_file)) {
+            snprintf(why, sizeof why, "planted %s: the worst finding is not at a line of %s", name, f->kernel_file);
+            return why;
+        }
+    }
+    if (getenv("FATTN_TEST_VERBOSE"))
+        fprintf(stderr, "  %s -> %s: %s\n", name, r.verdict, r.detail);
+    return "caught";
 }

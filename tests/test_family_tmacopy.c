@@ -155,23 +155,9 @@ static void planted_bugs(void)
     for (size_t i = 0; i < sizeof plants / sizeof *plants; ++i) {
         const plant *p = &plants[i];
         t_case = p->name;
-        const char *dir = t_family_plant(tc, tmp_root, p->name, p->from, p->to);
-        CHECK(dir != NULL);
-        if (!dir)
-            continue;
-        fattn_sim_check r;
-        CHECK_INT(run(fattn_default_kernel_dir(), "tmacopy-br64", &s, &in, &r), 0);
-        CHECK_STR(r.verdict, "ok");
-        CHECK_INT(run(dir, "tmacopy-br64", &s, &in, &r), 0);
-        CHECK_STR(r.verdict, p->verdict);
-        if (strcmp(p->verdict, "numerics")) {
-            const fattn_sim_finding *f = fattn_sim_report_worst(&r.rep);
-            CHECK(f && f->line > 0);
-            if (f)
-                CHECK_CONTAINS(f->file, "fattn_tmacopy.cu");
-        }
-        if (getenv("FATTN_TEST_VERBOSE"))
-            fprintf(stderr, "  %s -> %s: %s\n", p->name, r.verdict, r.detail);
+        CHECK_STR(
+            t_family_plant_caught(tc, tmp_root, cache, p->name, p->from, p->to, "tmacopy-br64", &s, &in, p->verdict),
+            "caught");
     }
     t_case = "planted_bugs";
 }

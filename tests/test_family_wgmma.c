@@ -295,23 +295,8 @@ static void planted_bugs(void)
         const plant *p = &plants[i];
         const fattn_shape s = {1, 2, 130, 64, p->causal};
         t_case = p->name;
-        const char *dir = t_family_plant(wg, tmp_root, p->name, p->from, p->to);
-        CHECK(dir != NULL);
-        if (!dir)
-            continue;
-        fattn_sim_check r;
-        CHECK_INT(run(fattn_default_kernel_dir(), p->key, &s, &in, &r), 0);
-        CHECK_STR(r.verdict, "ok");
-        CHECK_INT(run(dir, p->key, &s, &in, &r), 0);
-        CHECK_STR(r.verdict, p->verdict);
-        if (strcmp(p->verdict, "numerics")) {
-            const fattn_sim_finding *f = fattn_sim_report_worst(&r.rep);
-            CHECK(f && f->line > 0);
-            if (f)
-                CHECK_CONTAINS(f->file, "fattn_wgmma.cu");
-        }
-        if (getenv("FATTN_TEST_VERBOSE"))
-            fprintf(stderr, "  %s -> %s: %s\n", p->name, r.verdict, r.detail);
+        CHECK_STR(t_family_plant_caught(wg, tmp_root, cache, p->name, p->from, p->to, p->key, &s, &in, p->verdict),
+                  "caught");
     }
     t_case = "planted_bugs";
 }

@@ -72,22 +72,7 @@ static int tmacopy_gates_static(const fattn_gate_input *in, fattn_verdict *first
                           "limit %u B",
                           br, 2 * d, TC_SLACK, smem, smem <= in->lim->smem_limit ? "within" : "over",
                           in->lim->smem_limit);
-    int failed = FATTN_R_NONE;
-    for (int i = 0; i < 3; ++i) {
-        int pass = v[i].pass;
-        if (v[i].reason != FATTN_R_TILING && pass != -1)
-            pass = fattn_gate_apply_skip(in->lim, v[i].reason, &v[i]);
-        if (all)
-            all[v[i].reason] = v[i];
-        if (pass == 0 && !failed) {
-            failed = v[i].reason;
-            if (first)
-                *first = v[i];
-            if (!all)
-                break;
-        }
-    }
-    return failed;
+    return fattn_gates_collect(in, v, 3, first, all);
 }
 
 /* O = V. */

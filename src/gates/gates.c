@@ -116,6 +116,24 @@ void fattn_gate_limits_default(fattn_gate_limits *lim)
     lim->occupancy_cp_async_exempt = 1;
 }
 
+int fattn_gates_collect(const fattn_gate_input *in, fattn_verdict *v, int n, fattn_verdict *first, fattn_verdict *all)
+{
+    int failed = FATTN_R_NONE;
+    for (int i = 0; i < n; ++i) {
+        int pass = v[i].pass;
+        if (v[i].reason != FATTN_R_TILING && pass != -1)
+            pass = fattn_gate_apply_skip(in->lim, v[i].reason, &v[i]);
+        if (all)
+            all[v[i].reason] = v[i];
+        if (pass == 0 && !failed) {
+            failed = v[i].reason;
+            if (first)
+                *first = v[i];
+        }
+    }
+    return failed;
+}
+
 int fattn_gate_apply_skip(const fattn_gate_limits *lim, int r, fattn_verdict *v)
 {
     if (v->pass == 0 && (lim->skip & (1u << r))) {

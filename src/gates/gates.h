@@ -162,6 +162,13 @@ int fattn_space_verdicts_reject(fattn_space_verdicts *sv, size_t i, int reason, 
  * skipped gate is recorded as a pass that says so. Returns the pass flag. */
 int fattn_gate_apply_skip(const fattn_gate_limits *lim, int r, fattn_verdict *v);
 
+/* A family's static gates, evaluated into v[0 .. n-1] in order (each
+ * v[i].reason its gate; the tiling gate is never skipped), as the
+ * fattn_gates_static() contract takes them: the skip mask applied, every
+ * verdict into all[] (may be NULL), the first rejection into *first (may be
+ * NULL). Returns FATTN_R_NONE or the first rejecting reason. */
+int fattn_gates_collect(const fattn_gate_input *in, fattn_verdict *v, int n, fattn_verdict *first, fattn_verdict *all);
+
 /* Sets a verdict: pass (1), reject (0) or not evaluated (-1), and its detail;
  * returns `pass`. */
 int fattn_verdict_set(fattn_verdict *v, int pass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
