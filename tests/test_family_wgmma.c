@@ -89,6 +89,20 @@ static void gates(void)
     CHECK_INT(l.threads, 384);
     CHECK_INT(l.grid[0], 16);
     CHECK_INT(l.nargs, 8);
+    /* The register model: three consumers have 160 registers a thread; at
+     * D = 128, O's 64 and S's 72 accumulators (BLOCK_N 144) and 32 more are
+     * over (ptxas spills there), BLOCK_N 128 within; at D = 64 within. */
+    s.head_dim = 128;
+    config("wgmma-bm192-bn144-s2-rs1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    CHECK_CONTAINS(v.detail, "168 registers, over the 160 of 3 consumer warpgroups");
+    config("wgmma-bm192-bn128-s2-rs1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    config("wgmma-bm128-bn192-s2-rs1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    s.head_dim = 64;
+    config("wgmma-bm192-bn192-s2-rs1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
     /* BLOCK_N not a multiple of 16, BLOCK_M not of 64 */
     config("wgmma-bm128-bn72-s2-rs1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_TILING);

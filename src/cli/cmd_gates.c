@@ -18,9 +18,10 @@ static const char help_head[] =
     "       fattn-tune gates --shape B,H,S,D [--arch ARCH] --explain CONFIG [--no-compile]\n"
     "\n"
     "Runs the static gates (device_memory, tiling, misaligned_cp_async, misaligned_ldmatrix,\n"
-    "smem_overflow, bank_conflicts, coalescing) over every configuration of the space, in that\n"
-    "order, and prints how many each rejects with an example, its numbers and the fix, and the\n"
-    "survivors. --explain shows every gate's verdict on one configuration, including the\n"
+    "smem_overflow, bank_conflicts, coalescing; another family than mma runs its own, such as\n"
+    "wgmma's device_memory, tiling, smem_overflow, register_budget) over every configuration of\n"
+    "the space, in that order, and prints how many each rejects with an example, its numbers and\n"
+    "the fix, and the survivors. --explain shows every gate's verdict on one configuration, including the\n"
     "post-compile gates (compile_error, smem_mismatch, spills, low_occupancy, unlaunchable,\n"
     "setmaxnreg_ignored, wgmma_serialized), for which it compiles that configuration with\n"
     "NVRTC. Writes nothing; no GPU needed.\n"
@@ -78,6 +79,8 @@ static int run_counts(const cli_target *t, const gates_opts *o)
     }
     fattn_rows_init(&rows, 5, names);
     for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_STATIC; ++r) {
+        if (!(t->space.fam->static_gates >> r & 1u)) /* a gate the family has not */
+            continue;
         char count[32], key[FATTN_KEY_MAX];
         size_t shown = 0;
         snprintf(count, sizeof count, "%d", counts[r]);
@@ -184,6 +187,8 @@ static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
     fattn_rows rows;
     fattn_rows_init(&rows, 4, names);
     for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_COMPILE; ++r) {
+        if (r <= FATTN_R_LAST_STATIC && !(cfg.fam->static_gates >> r & 1u))
+            continue;
         const char *cells[] = {fattn_reason(r)->code, verdict_word(all[r].pass), all[r].detail,
                                all[r].pass == 0 ? fattn_reason(r)->fix : ""};
         fattn_rows_add(&rows, cells, NULL);

@@ -55,6 +55,9 @@ const fattn_family fattn_family_mma = {
     .kernel_file = "fattn_fwd.cu",
     .kernel_name = "fattn_fwd",
     .gates_static = fattn_mma_gates_static,
+    .static_gates = 1u << FATTN_R_DEVICE_MEMORY | 1u << FATTN_R_TILING | 1u << FATTN_R_MISALIGNED_CP_ASYNC
+                    | 1u << FATTN_R_MISALIGNED_LDMATRIX | 1u << FATTN_R_SMEM_OVERFLOW | 1u << FATTN_R_BANK_CONFLICTS
+                    | 1u << FATTN_R_COALESCING,
     .launch = mma_launch,
     .grid_rule = {"ceil(seqlen / BLOCK_M) * SPLIT_KV", "heads", "batch"},
     .launch_doc = " * Launch: grid (ceil(S / FATTN_BLOCK_M) * FATTN_SPLIT_KV, H, B), FATTN_THREADS threads,\n"

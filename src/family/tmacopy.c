@@ -92,6 +92,7 @@ const fattn_family fattn_family_tmacopy = {
     .kernel_file = "fattn_tmacopy.cu",
     .kernel_name = "fattn_tmacopy",
     .gates_static = tmacopy_gates_static,
+    .static_gates = 1u << FATTN_R_DEVICE_MEMORY | 1u << FATTN_R_TILING | 1u << FATTN_R_SMEM_OVERFLOW,
     .launch = tmacopy_launch,
     .arch_specific = 1,
     .reference_row = tmacopy_reference_row,

@@ -59,13 +59,30 @@ static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_cou
     };
 }
 
+/* setmaxnreg's split (kernels/fattn_wgmma.cu): a consumer thread's
+ * registers by consumer warpgroups. */
+static unsigned consumer_regs(int consumers)
+{
+    return consumers == 1 ? 256u : consumers == 2 ? 240u : 160u;
+}
+
+/* The register model of a consumer thread: O's D / 2 and S's BLOCK_N / 2
+ * fp32 accumulators (P, in registers, takes S's place as it is formed)
+ * and 32 for addresses, the softmax and the loop. Measured against ptxas
+ * (docs/wgmma-family.md): BLOCK_M 192 at D = 128 spills from BLOCK_N 144
+ * (168 > 160), not at 128 (160). */
+static unsigned consumer_regs_needed(int head_dim, int block_n)
+{
+    return (unsigned)(head_dim / 2 + block_n / 2 + 32);
+}
+
 /* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
  * tensor maps take; a layout the arch's opt-in maximum holds, which the
  * descriptors' 18-bit addresses also need); then shared memory within the
- * limit. */
+ * limit; then the register model. */
 static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, fattn_verdict *all)
 {
-    fattn_verdict v[3];
+    fattn_verdict v[4];
     const int d = in->shape->head_dim, bm = in->cfg->v[WG_BLOCK_M], bn = in->cfg->v[WG_BLOCK_N];
     const unsigned smem = wgmma_smem(in->cfg, d);
     fattn_gate_device_memory(in, &v[0]);
@@ -94,7 +111,16 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
                           "limit %u B",
                           bm, d, in->cfg->v[WG_STAGES], bn, d, in->cfg->v[WG_PV_RS] ? "" : " + P", smem,
                           smem <= in->lim->smem_limit ? "within" : "over", in->lim->smem_limit);
-    return fattn_gates_collect(in, v, 3, first, all);
+    v[3].reason = FATTN_R_REGISTER_BUDGET;
+    const unsigned need = consumer_regs_needed(d, bn), have = consumer_regs(bm / 64);
+    if (v[1].pass != 1)
+        fattn_verdict_set(&v[3], -1, "not evaluated: the tiling gate failed");
+    else
+        fattn_verdict_set(&v[3], need <= have,
+                          "a consumer thread: O %d + S %d accumulators + 32 = %u registers, %s the %u of %d "
+                          "consumer warpgroups",
+                          d / 2, bn / 2, need, need <= have ? "within" : "over", have, bm / 64);
+    return fattn_gates_collect(in, v, 4, first, all);
 }
 
 const fattn_family fattn_family_wgmma = {
@@ -105,6 +131,8 @@ const fattn_family fattn_family_wgmma = {
     .kernel_file = "fattn_wgmma.cu",
     .kernel_name = "fattn_wgmma",
     .gates_static = wgmma_gates_static,
+    .static_gates = 1u << FATTN_R_DEVICE_MEMORY | 1u << FATTN_R_TILING | 1u << FATTN_R_SMEM_OVERFLOW
+                    | 1u << FATTN_R_REGISTER_BUDGET,
     .launch = wgmma_launch,
     .arch_specific = 1,
     .grid_rule = {"ceil(seqlen / BLOCK_M)", "heads", "batch"},

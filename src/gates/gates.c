@@ -42,6 +42,10 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
     [FATTN_R_COALESCING] = {"coalescing", FATTN_STAGE_STATIC,
                             "a warp's global loads use too little of the 32-byte sectors they touch",
                             "HALF2=1 with row-major copies (consecutive lanes along a row)"},
+    [FATTN_R_REGISTER_BUDGET] = {"register_budget", FATTN_STAGE_STATIC,
+                                 "the register model asks more registers a thread than its warpgroup's share: "
+                                 "ptxas would spill (a model: it saves the compile)",
+                                 "fewer accumulators a thread: a smaller BLOCK_N, or fewer warpgroups at D = 128"},
     [FATTN_R_COMPILE_ERROR] = {"compile_error", FATTN_STAGE_COMPILE, "NVRTC could not compile the configuration",
                                "read the compile log: fattn-tune query trial ID"},
     [FATTN_R_SMEM_MISMATCH] =

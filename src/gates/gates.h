@@ -4,7 +4,9 @@
  *
  * Static gates run on the configuration and shape alone, in this order:
  *   device_memory, tiling, misaligned_cp_async, misaligned_ldmatrix,
- *   smem_overflow, bank_conflicts, coalescing
+ *   smem_overflow, bank_conflicts, coalescing, register_budget
+ * each family running those it has (space/family.h: static_gates; mma the
+ * first seven, a Hopper family its register model)
  * The compile stage adds the post-compile gates (compile/postgates.h:
  * compile_error, smem_mismatch, spills, low_occupancy), the GPU engine the
  * run-time verdicts (launch_refused, runtime_fault, timeout, numerics, each
@@ -33,6 +35,7 @@ enum fattn_reason {
     FATTN_R_SMEM_OVERFLOW,
     FATTN_R_BANK_CONFLICTS,
     FATTN_R_COALESCING,
+    FATTN_R_REGISTER_BUDGET,
     /* after compiling */
     FATTN_R_COMPILE_ERROR,
     FATTN_R_SMEM_MISMATCH,
@@ -50,7 +53,7 @@ enum fattn_reason {
     FATTN_R_SIMULATOR,
     FATTN_R_COUNT,
     FATTN_R_FIRST_STATIC = FATTN_R_DEVICE_MEMORY,
-    FATTN_R_LAST_STATIC = FATTN_R_COALESCING,
+    FATTN_R_LAST_STATIC = FATTN_R_REGISTER_BUDGET,
     FATTN_R_LAST_COMPILE = FATTN_R_WGMMA_SERIALIZED,
 };
 

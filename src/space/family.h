@@ -109,6 +109,9 @@ typedef struct fattn_family {
     const char *kernel_name; /* its __global__ entry (extern "C") */
     /* The static gates (gates/gates.h's fattn_gates_static() contract). */
     int (*gates_static)(const struct fattn_gate_input *in, struct fattn_verdict *first, struct fattn_verdict *all);
+    /* The static gates it has: bit r for reason r (gates/gates.h), what the
+     * gates table and --explain list for it. */
+    unsigned static_gates;
     /* The launch of configuration c at shape s on a GPU of sm_count SMs. */
     void (*launch)(const struct fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out);
     /* NVRTC compiles for the architecture-specific target (sm_90a rather
