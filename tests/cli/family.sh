@@ -119,11 +119,19 @@ int main(void)
             return 4;
     if (cuCtxSynchronize() || cuMemcpyDtoH(back, t[3], n * 2) || memcmp(back, host, n * 2))
         return 5;
+    for (int i = 0; i < 4; ++i)
+        cuMemFree(t[i]);
+    free(host), free(back);
+    if (cuModuleUnload(mod) || cuDevicePrimaryCtxRelease(dev))
+        return 6;
     puts("launched");
     return 0;
 }
 C
-    cc -std=c11 -Wall -Wextra -Werror -I. -I"$cuda/include" launch.c -o launch "$FATTN_MOCK_CUDA" \
+    # A sanitizer build's mock needs its runtime in the program too.
+    san=()
+    nm -D "$FATTN_MOCK_CUDA" 2>/dev/null | grep -q " __asan_" && san=(-fsanitize=address,undefined)
+    cc -std=c11 -Wall -Wextra -Werror "${san[@]}" -I. -I"$cuda/include" launch.c -o launch "$FATTN_MOCK_CUDA" \
         -Wl,-rpath,"$(dirname "$FATTN_MOCK_CUDA")" 2>err.txt || fail "the launcher program does not build"
     FATTN_MOCK_LOG=$work/mock.log ./launch >out.txt 2>err.txt || fail "the launcher against the mock exited $?"
     [ "$(grep -c 'cuTensorMapEncodeTiled$' mock.log)" = 2 ] || fail "the two maps encoded once for two launches"
