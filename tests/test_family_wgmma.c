@@ -219,11 +219,7 @@ static void tails(void)
 static void covering(void)
 {
     fattn_space sp;
-    /* beside the default space */
-    const char *def = fattn_default_space_path(), *slash = strrchr(def, '/');
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - def) : 1, slash ? def : ".");
-    char *path = fattn_path_join(dir, "space-wgmma.json");
+    char *path = fattn_search_file("space-wgmma.json");
     if (fattn_space_load(path, &sp))
         exit(T_HARNESS);
     free(path);

@@ -144,11 +144,7 @@ static int bank_agrees(const fattn_kernel_src *ks, const fattn_sim_case *c, cons
 static void covering(const char *space_file)
 {
     fattn_space sp;
-    /* beside the default space */
-    const char *def = fattn_default_space_path(), *slash = strrchr(def, '/');
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - def) : 1, slash ? def : ".");
-    char *file = fattn_path_join(dir, space_file);
+    char *file = fattn_search_file(space_file);
     if (fattn_space_load(file, &sp)) {
         CHECK(!"space loads");
         free(file);

@@ -103,10 +103,7 @@ static void family_space(void)
 {
     static const int shapes[][4] = {{1, 8, 512, 64},    {2, 8, 512, 64}, {8, 16, 512, 64},
                                     {4, 16, 2048, 128}, {1, 2, 130, 64}, {1, 2, 257, 128}};
-    const char *def = fattn_default_space_path(), *slash = strrchr(def, '/');
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - def) : 1, slash ? def : ".");
-    char *path = fattn_path_join(dir, "space-wgmma.json");
+    char *path = fattn_search_file("space-wgmma.json");
     fattn_space sp;
     if (fattn_space_load(path, &sp))
         exit(T_HARNESS);

@@ -5,7 +5,9 @@
 
 #include "util/paths.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/fs.h"
 
@@ -21,6 +23,14 @@ const char *fattn_default_space_path(void)
 {
     return fattn_is_dir(FATTN_SOURCE_ROOT "/search") ? FATTN_SOURCE_ROOT "/search/space.json"
                                                      : FATTN_INSTALL_ROOT "/search/space.json";
+}
+
+char *fattn_search_file(const char *name)
+{
+    const char *def = fattn_default_space_path(), *slash = strrchr(def, '/');
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - def) : 1, slash ? def : ".");
+    return fattn_path_join(dir, name);
 }
 
 const char *fattn_cuda_root(void)

@@ -16,6 +16,10 @@ const char *fattn_default_kernel_dir(void);
 /* The default space file. */
 const char *fattn_default_space_path(void);
 
+/* The file `name` of the folder the default space is in (search/, beside
+ * search/space.json: the other spaces); free it. */
+char *fattn_search_file(const char *name);
+
 /* The CUDA toolkit root (NVRTC's include path is <root>/include). */
 const char *fattn_cuda_root(void);
 
