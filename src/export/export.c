@@ -673,14 +673,6 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         if ((rc = fattn_study_exists(s, studies[loaded])))
             break;
         rc = load_best(s, studies[loaded], &b[loaded]);
-        if (!rc && b[loaded].cfg.fam != &fattn_family_mma) {
-            rc = fattn_error(FATTN_EUSAGE,
-                             "study %lld is of the %s family: a dispatch table holds mma "
-                             "configurations in this version; export it alone",
-                             studies[loaded], b[loaded].cfg.fam->name);
-            ++loaded;
-            break;
-        }
         for (int j = 0; !rc && j < loaded; ++j)
             if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)) {
                 char shape[96];
@@ -720,14 +712,20 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         }
         fputs("\n", out);
     }
-    fputs(
-        " *\n * Each configuration is a separate build of kernels/fattn_fwd.cu, as fattn-tune measured it\n"
-        " * (entry.nvcc_flags: the arch, the NVRTC options and the -D options of its measured build):\n"
-        " *   nvcc <entry.nvcc_flags> -c kernels/fattn_fwd.cu\n"
-        " * and launch it with grid (ceil(S / block_m) * split_kv, H, B), entry.threads threads and entry.smem_bytes\n"
-        " * bytes of dynamic shared memory. fattn_tuned_lookup() finds the entry of a shape: the exact\n"
-        " * shape, else the same head_dim, causality and arch with the nearest sequence length.\n */\n",
-        out);
+    fputs(" *\n * Each configuration is a separate build of its family's kernel (entry.kernel, in kernels/), as\n"
+          " * fattn-tune measured it (entry.nvcc_flags: the arch, the NVRTC options and the -D options of its\n"
+          " * measured build):\n"
+          " *   nvcc <entry.nvcc_flags> -c kernels/<entry.kernel>\n"
+          " * and launch its function entry.entry with grid entry.grid (each dimension's rule in the shape's\n"
+          " * seqlen, heads and batch and the entry's parameters), entry.threads threads, entry.smem_bytes\n"
+          " * bytes of dynamic shared memory and clusters of entry.cluster blocks. An entry with\n"
+          " * host_setup = 1 takes tensor maps or a workspace: its parameters and their encoding are\n"
+          " * those of fattn_tuned_launch() in its study's own export (fattn-tune export --study N).\n"
+          " * The parameter fields block_m ... q_regs are the mma family's, 0 in another family's entry\n"
+          " * (its parameters are in config and in the flags' -D options). fattn_tuned_lookup() finds the\n"
+          " * entry of a shape: the exact shape, else the same head_dim, causality and arch with the\n"
+          " * nearest sequence length.\n */\n",
+          out);
     fputs("#ifndef FATTN_TUNED_DISPATCH_H\n#define FATTN_TUNED_DISPATCH_H\n\n#include <stddef.h>\n#include "
           "<string.h>\n\n",
           out);
@@ -735,23 +733,31 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
           "    int block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2, split_kv, q_regs;\n"
           "    int threads, smem_bytes;\n    double median_us;           /* as searched */\n"
           "    double confirmed_median_us; /* 0 when not confirmed */\n    const char *config;\n"
-          "    const char *nvcc_flags;\n    long long study, trial;\n} fattn_tuned_entry;\n\n",
+          "    const char *nvcc_flags;\n    long long study, trial;\n"
+          "    const char *family, *kernel, *entry; /* the kernel family, its file and function */\n"
+          "    const char *grid[3];                  /* the grid's rule, x, y, z */\n"
+          "    int cluster, host_setup;\n} fattn_tuned_entry;\n\n",
           out);
     fprintf(out, "#define FATTN_TUNED_COUNT %d\n\nstatic const fattn_tuned_entry fattn_tuned_table[] = {\n", n);
     for (int i = 0; i < n; ++i) {
         const best *e = &b[i];
-        const int *v = e->cfg.v;
+        const fattn_family *fam = e->cfg.fam;
+        const int zero[FATTN_MMA_NPARAMS] = {0}, *v = fam == &fattn_family_mma ? e->cfg.v : zero;
+        fattn_launch l;
+        fam->launch(&e->cfg, &e->shape, 0, &l);
         fprintf(out, "    {%d, %d, %d, %d, %d, ", e->shape.batch, e->shape.heads, e->shape.seqlen, e->shape.head_dim,
                 e->shape.causal);
         fattn_c_string(out, e->arch);
-        fprintf(out, ", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %.6g, %.6g, ", v[FATTN_P_BLOCK_M],
+        fprintf(out, ", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %u, %d, %.6g, %.6g, ", v[FATTN_P_BLOCK_M],
                 v[FATTN_P_BLOCK_N], v[FATTN_P_BLOCK_K], v[FATTN_P_NUM_WARPS], v[FATTN_P_STAGES], v[FATTN_P_UNROLL],
                 v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], v[FATTN_P_SPLIT_KV], v[FATTN_P_Q_REGS],
-                32 * v[FATTN_P_NUM_WARPS], e->smem, e->median, e->conf_id ? e->conf_median : 0.0);
+                l.threads, e->smem, e->median, e->conf_id ? e->conf_median : 0.0);
         fattn_c_string(out, e->key);
         fputs(",\n     ", out);
         fattn_c_string(out, e->nvcc_full);
-        fprintf(out, ", %lld, %lld},\n", e->study, e->trial);
+        fprintf(out, ", %lld, %lld,\n     \"%s\", \"%s\", \"%s\", {\"%s\", \"%s\", \"%s\"}, %u, %d},\n", e->study,
+                e->trial, fam->name, fam->kernel_file, fam->kernel_name, fam->grid_rule[0], fam->grid_rule[1],
+                fam->grid_rule[2], l.cluster, needs_host_setup(&l));
     }
     fputs("};\n\n", out);
     fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"

@@ -7,7 +7,8 @@
 # the header with its host launcher (compiled as C, and run against the mock
 # driver: alignment refused, maps encoded once per buffer set), the JSON with
 # the parameter list, the T4
-# results, and the kernel file (built by nvcc for sm_90a where nvcc is).
+# results, the kernel file (built by nvcc for sm_90a where nvcc is), and a
+# dispatch table mixing it with an mma study.
 #
 #   family.sh TOOL SOURCE_ROOT [CUDA_ROOT]
 set -euo pipefail
@@ -152,6 +153,40 @@ if [ -x "$cuda/bin/nvcc" ]; then
     "$cuda/bin/nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -c k.cu -o k.o 2>err.txt ||
         fail "nvcc does not build the exported kernel"
 fi
-if "$tool" export --db fattn.db --study 1 --study 1 >out.txt 2>err.txt; then fail "a tmacopy dispatch table"; fi
-grep -q "a dispatch table holds mma configurations" err.txt || fail "the dispatch refusal"
+# A dispatch table mixing families: the tmacopy study at 2,8,512,64 and an
+# mma study at 1,4,256,64; each entry names the kernel it builds.
+"$tool" -q search --strategy random --trials 3 --arch sm_90 --shape 1,4,256,64 --space "$src/tests/data/space-search.json" \
+    --db fattn.db --samples 12 >out.txt 2>err.txt || fail "mma search"
+"$tool" export --db fattn.db --study 1 --study 2 -o dispatch.h 2>err.txt || fail "a dispatch table of two families"
+cat >lookup.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "dispatch.h"
+int main(void)
+{
+    const fattn_tuned_entry *t = fattn_tuned_lookup("sm_90", 2, 8, 512, 64, 0);
+    const fattn_tuned_entry *m = fattn_tuned_lookup("sm_90", 1, 4, 256, 64, 0);
+    if (FATTN_TUNED_COUNT != 2 || !t || !m || t == m)
+        return 1;
+    if (strcmp(t->family, "tmacopy") || strcmp(t->kernel, "fattn_tmacopy.cu") || strcmp(t->entry, "fattn_tmacopy")
+        || !t->host_setup || t->block_m || t->num_warps || strcmp(t->grid[0], "ceil(seqlen / BOX_ROWS)"))
+        return 2;
+    if (strcmp(m->family, "mma") || strcmp(m->kernel, "fattn_fwd.cu") || m->host_setup || !m->block_m
+        || m->threads != 32 * m->num_warps || m->cluster < 1)
+        return 3;
+    printf("%d %s\n%s\n", t->threads, t->config, t->nvcc_flags);
+    return 0;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror -o lookup lookup.c 2>err.txt || fail "the dispatch header does not compile"
+./lookup >flags.txt || fail "the dispatch lookup: $?"
+[ "$(head -1 flags.txt)" = "$("$tool" export --db fattn.db --study 1 --format json | sed -n 's/.*"threads": \([0-9]*\),/\1/p') $best" ] ||
+    fail "the tmacopy entry is the study's best"
+if [ -x "$cuda/bin/nvcc" ]; then
+    read -ra flags < <(tail -1 flags.txt)
+    "$cuda/bin/nvcc" "${flags[@]}" -c -I"$src/kernels" "$src/kernels/fattn_tmacopy.cu" -o entry.o 2>err.txt ||
+        fail "nvcc does not build the tmacopy entry from its flags"
+fi
+if "$tool" export --db fattn.db --study 1 --study 1 >out.txt 2>err.txt; then fail "a duplicate shape"; fi
+grep -q "studies 1 and 1 are both for" err.txt || fail "the duplicate refusal"
 echo "ok"
