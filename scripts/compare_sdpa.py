@@ -15,9 +15,13 @@ ratios to fattn-tune with their CIs, and fattn-tune's own `confirm`
 measurement of the same configuration (interleaved samples, fresh inputs of
 the same kind, the same graph timing), which must agree with this harness's
 median within 10%: a fair test, where the search's median (the best of many
-candidates, few samples each) would not be. Exit status 1 when they
-disagree or the kernel's output disagrees with PyTorch's math backend beyond
-atol = rtol = 1e-2; 2 when the export holds no confirmation.
+candidates, few samples each) would not be. The sampling then runs again
+with the backends in reverse order (D C B A, ...), and each backend's ratio
+to fattn-tune must agree with the forward pass's within 3%
+(--order-tolerance): a ratio that depends on which backend ran before
+another is not a measurement. Exit status 1 when either check fails or the
+kernel's output disagrees with PyTorch's math backend beyond atol = rtol =
+1e-2; 2 when the export holds no confirmation.
 
     fattn-tune confirm --study N --n 100
     fattn-tune export --study N --format json -o best.json
@@ -61,6 +65,32 @@ def ratio_ci(num, den, rng, boot=BOOT):
     r = a / b
     return (float(np.median(num) / np.median(den)), float(np.quantile(r, ALPHA / 2)),
             float(np.quantile(r, 1 - ALPHA / 2)))
+
+
+def rounds(names, n, reverse=False):
+    """The order of each of n sampling rounds: the backends in turn, each
+    round starting one further on (every backend in every position alike);
+    reverse=True walks the list backwards, so that each backend follows the
+    one it preceded in the forward pass."""
+    names = list(reversed(names)) if reverse else list(names)
+    return [names[i % len(names):] + names[:i % len(names)] for i in range(n)]
+
+
+def order_check(forward, backward, base, tolerance):
+    """The rerun in reverse order: for each backend but `base`, its median
+    ratio to base's in the forward and in the reverse pass, and whether the
+    two agree within `tolerance` (relative). Returns ({name: (forward ratio,
+    reverse ratio, relative gap)}, all agree)."""
+    out, ok = {}, True
+    for name in forward:
+        if name == base or name not in backward:
+            continue
+        f = float(np.median(forward[name]) / np.median(forward[base]))
+        r = float(np.median(backward[name]) / np.median(backward[base]))
+        gap = abs(r / f - 1.0)
+        out[name] = (f, r, gap)
+        ok = ok and gap <= tolerance
+    return out, ok
 
 
 M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -242,8 +272,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tolerance", type=float, default=0.10,
                     help="largest relative gap between this harness's and fattn-tune's median (default 0.10)")
+    ap.add_argument("--order-tolerance", type=float, default=0.03,
+                    help="largest relative gap between a ratio of the forward pass and of its rerun in reverse "
+                    "order (default 0.03)")
     ap.add_argument("--markdown", help="append the table to this markdown file")
-    ap.add_argument("--samples-csv", help="append every sample (shape,backend,idx,us) to this CSV")
+    ap.add_argument("--samples-csv", help="append every sample (shape,backend,idx,us) to this CSV (the reverse "
+                    "pass's as backend 'NAME reverse')")
     ap.add_argument("--summary-json", help="append one JSON line (medians, CIs, versions) to this file; "
                     "scripts/speed_table.py turns such lines into the issue-5 table")
     a = ap.parse_args()
@@ -369,16 +403,24 @@ def compare(a, json_path, cubin_path):
             skipped.append((name, str(e).splitlines()[0][:120]))
             torch.cuda.synchronize()
 
-    samples = {name: [] for name, _ in graphs}
+    # Interleaved samples, then the rerun in reverse order: a ratio that
+    # depends on which backend ran before another is not a measurement.
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(a.n):
-        order = graphs[i % len(graphs):] + graphs[:i % len(graphs)]
-        for name, g in order:
-            start.record()
-            g.replay()
-            end.record()
-            end.synchronize()
-            samples[name].append(start.elapsed_time(end) * 1000.0 / a.reps)
+    by_name = dict(graphs)
+
+    def sample(reverse):
+        got = {name: [] for name, _ in graphs}
+        for order in rounds([name for name, _ in graphs], a.n, reverse):
+            for name in order:
+                start.record()
+                by_name[name].replay()
+                end.record()
+                end.synchronize()
+                got[name].append(start.elapsed_time(end) * 1000.0 / a.reps)
+        return got
+
+    samples = sample(False)
+    samples_rev = sample(True)
 
     rng = np.random.default_rng(a.seed)
     flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
@@ -410,6 +452,12 @@ def compare(a, json_path, cubin_path):
                      f"[{ci[0]:.3f}, {ci[1]:.3f}], {conf.get('n')} interleaved samples; this harness: "
                      f"{np.median(base):.3f} us ({(np.median(base) / reported - 1) * 100:+.1f}%): "
                      f"{'agree within' if agree else 'DISAGREE beyond'} {a.tolerance * 100:.0f}%.")
+    order, order_ok = order_check(samples, samples_rev, "fattn-tune", a.order_tolerance) if base else ({}, False)
+    if order:
+        lines.append("Rerun in reverse order, time / fattn-tune time: "
+                     + "; ".join(f"{name} {r:.3f} (forward {f:.3f}, {(r / f - 1) * 100:+.1f}%)"
+                                 for name, (f, r, _) in order.items())
+                     + f": {'agree within' if order_ok else 'DISAGREE beyond'} {a.order_tolerance * 100:.0f}%.")
     lines.append(f"Numerics of the loaded kernel vs torch math (fp32): max |o - r| = {max_err:.3g}, "
                  f"{bad} elements outside 1e-2 + 1e-2 |r|.")
     lines.append("")
@@ -426,6 +474,8 @@ def compare(a, json_path, cubin_path):
                 "cudnn": torch.backends.cudnn.version(), "n": a.n, "reps": a.reps, "input_sets": nsets,
                 "reported_median_us": reported, "reported_from": f"confirmation {conf.get('id')}",
                 "agree": bool(agree), "max_abs_err": max_err, "n_bad": bad,
+                "order_agree": bool(order_ok),
+                "reverse": {name: {"ratio": r, "forward_ratio": f} for name, (f, r, _) in order.items()},
                 "backends": {name: {"median_us": m, "ci_us": [lo, hi], "p90_us": p90}
                              for name, m, lo, hi, p90, _, _ in rows},
                 "skipped": {name: why for name, why in skipped}}
@@ -433,10 +483,11 @@ def compare(a, json_path, cubin_path):
             f.write(json.dumps(line) + "\n")
     if a.samples_csv:
         with open(a.samples_csv, "a") as f:
-            for name, xs in samples.items():
-                for i, x in enumerate(xs):
-                    f.write(f"{shape},{name},{i},{x:.4f}\n")
-    return 1 if base is None or not agree or bad else 0
+            for suffix, got in (("", samples), (" reverse", samples_rev)):
+                for name, xs in got.items():
+                    for i, x in enumerate(xs):
+                        f.write(f"{shape},{name}{suffix},{i},{x:.4f}\n")
+    return 1 if base is None or not agree or not order_ok or bad else 0
 
 
 if __name__ == "__main__":

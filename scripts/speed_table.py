@@ -65,6 +65,8 @@ def verdict(line):
         problems.append(f"numerics: {line['n_bad']} elements off")
     if not line.get("agree", False):
         problems.append("harness and fattn-tune disagree beyond 10%")
+    if line.get("order_agree") is False:  # absent in lines written before the reverse-order rerun
+        problems.append("the rerun in reverse order disagrees beyond 3%")
     if not others:
         return False, "; ".join(problems + ["no PyTorch backend ran"])
     best_name = min(others, key=lambda k: others[k]["median_us"])
@@ -142,6 +144,8 @@ def pair_table(pairs, summaries):
             problems.append("not compared")
         elif not cmp.get("agree", False):
             problems.append("compare disagrees beyond 10%")
+        elif cmp.get("order_agree") is False:
+            problems.append("compare's rerun in reverse order disagrees beyond 3%")
         elif cmp.get("n_bad", 0):
             problems.append(f"compare: {cmp['n_bad']} elements off torch's math backend")
         complete &= not problems

@@ -35,7 +35,8 @@ for line in sys.stdin:
     with open(a.summary_json, "a") as f:
         f.write(json.dumps({"shape": [sh["batch"], sh["heads"], sh["seqlen"], sh["head_dim"]],
                             "causal": bool(sh["causal"]), "config": desc["config_key"], "device": "fake",
-                            "n": a.n, "reps": 20, "agree": True, "n_bad": 0, "reported_median_us": m,
+                            "n": a.n, "reps": 20, "agree": True, "order_agree": True, "n_bad": 0,
+                            "reported_median_us": m,
                             "backends": {"fattn-tune": b(m), "torch flash": b(1.5 * m), "torch cudnn": b(1.2 * m)},
                             "skipped": {}}) + "\n")
     if a.markdown:

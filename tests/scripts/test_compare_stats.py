@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """test_compare_stats.py - scripts/compare_sdpa.py without a GPU: the bootstrap
 CI of the median covers the true median of synthetic samples about 95% of
-the time, the ratio CI covers the true ratio, the input-set rule is
+the time, the ratio CI covers the true ratio, the sampling rounds put every
+backend in every position alike and the reverse pass reverses who follows
+whom, the reverse-order check flags a ratio that moved by more than its
+tolerance, the input-set rule is
 fattn-tune's (src/cli/gpu_setup.c), its inputs are fattn-tune's own (the
 values of kernels/fattn_fill.h, compiled here with cc and compared), and an
 export without a confirmation is refused (exit 2) before any GPU work.
@@ -60,6 +63,36 @@ if not hi1 < lo2:
 r, lo, hi = c.ratio_ci(x, x, rng)
 if r != 1.0 or not lo <= 1.0 <= hi:
     failures.append(f"ratio of a sample to itself: {r} [{lo}, {hi}]")
+
+# The sampling rounds: every backend in every position equally often; the
+# reverse pass puts each backend right after the one it preceded.
+names = ["a", "b", "c", "d"]
+for rev in (False, True):
+    rs = c.rounds(names, 8, rev)
+    if len(rs) != 8 or any(sorted(r) != names for r in rs):
+        failures.append(f"rounds({rev}): {rs}")
+    for pos in range(4):
+        counts = {n_: sum(r[pos] == n_ for r in rs) for n_ in names}
+        if set(counts.values()) != {2}:
+            failures.append(f"rounds({rev}) position {pos}: {counts}")
+    follows = {(r[i], r[i + 1]) for r in rs for i in range(3)}
+    if rev == (("a", "b") in follows) or rev != (("b", "a") in follows):
+        failures.append(f"rounds({rev}): pairs {sorted(follows)}")
+
+# The reverse-order check: the same ratios agree; one 5% apart does not at
+# 3%, but does at 6%; only ratios to the base are compared.
+base = np.exp(rng.normal(np.log(10.0), 0.01, 100))
+fwd = {"fattn-tune": base, "torch cudnn": base * 0.8, "torch flash": base * 1.3}
+same = {k: v * 1.1 for k, v in fwd.items()}  # everything 10% slower: the ratios hold
+shifted = dict(same, **{"torch cudnn": same["torch cudnn"] * 1.05})
+got, ok = c.order_check(fwd, same, "fattn-tune", 0.03)
+if not ok or set(got) != {"torch cudnn", "torch flash"} or abs(got["torch cudnn"][0] - 0.8) > 1e-9:
+    failures.append(f"order_check of equal ratios: {got} {ok}")
+got, ok = c.order_check(fwd, shifted, "fattn-tune", 0.03)
+if ok or abs(got["torch cudnn"][2] - 0.05) > 1e-9 or got["torch flash"][2] > 1e-9:
+    failures.append(f"order_check of a 5% shift at 3%: {got} {ok}")
+if not c.order_check(fwd, shifted, "fattn-tune", 0.06)[1]:
+    failures.append("order_check of a 5% shift at 6%")
 
 # The input-set rule, by hand: 2 x 50 MiB L2 over Q, K, V fp16 of one set.
 L2 = 50 << 20

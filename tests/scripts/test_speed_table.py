@@ -47,6 +47,10 @@ expect("numerics", line(s, False, (6.0, 5.9, 6.1), (13.0, 12.9, 13.1), (9.3, 9.2
        ["numerics: 3 elements off"])
 expect("disagree", line(s, False, (6.0, 5.9, 6.1), (13.0, 12.9, 13.1), (9.3, 9.2, 9.4), agree=False), False,
        ["disagree"])
+expect("order", line(s, False, (6.0, 5.9, 6.1), (13.0, 12.9, 13.1), (9.3, 9.2, 9.4), order_agree=False), False,
+       ["reverse order disagrees"])
+expect("order agrees", line(s, False, (6.0, 5.9, 6.1), (13.0, 12.9, 13.1), (9.3, 9.2, 9.4), order_agree=True), True,
+       ["met"])
 expect("causal win", line(s, True, (8.0, 7.9, 8.1), (12.0, 11.9, 12.1), (9.0, 8.9, 9.1)), True,
        ["win over torch cudnn"])
 expect("causal parity", line(s, True, (8.95, 8.8, 9.05), (12.0, 11.9, 12.1), (9.0, 8.9, 9.1)), True,
@@ -93,6 +97,7 @@ if not ok or "| complete |" not in rows[2] or "120 / 360 / 15 s" not in rows[2] 
 for name, pairs, lines, word in (("not compared", [pair(s, False)], [], "not compared"),
                                  ("short confirm", [pair(s, False, n=40)], [full], "confirm with 40 samples"),
                                  ("disagree", [pair(s, False)], [dict(full, agree=False)], "disagrees"),
+                                 ("order", [pair(s, False)], [dict(full, order_agree=False)], "reverse order"),
                                  ("other config", [pair(s, False, config="bm32")], [full], "not compared")):
     rows, ok = t.pair_table(pairs, lines)
     if ok or word not in rows[2]:
