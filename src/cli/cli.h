@@ -1,6 +1,6 @@
 /*
- * cli.h - what the subcommands share: the command context, the options that
- * pick a space, shape and target, and their validation.
+ * cli.h - what the subcommands share: the command context, and the options
+ * that fill the library's target and measurement (job/job.h).
  *
  * Every subcommand parses and validates all its arguments before it opens
  * the database, so a mistake never leaves anything half-written.
@@ -12,14 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "compile/batch.h"
 #include "confirm/confirm.h"
-#include "gates/gates.h"
-#include "gpu/device.h"
-#include "run/evaluator.h"
-#include "space/space.h"
-#include "target/arch.h"
-#include "target/shape.h"
+#include "job/job.h"
 
 /* Progress on stderr: a line redrawn in place on a terminal; otherwise (a
  * file, a pipe, CI) a whole line at least this often, in ms. -q: none. */
@@ -142,41 +136,13 @@ extern const char cli_target_help[];
 extern const char cli_limits_help[];
 extern const char cli_common_help[];
 
-typedef struct cli_target {
-    const char *space_path;
-    fattn_space space;
-    int space_loaded;
-    const char *shape_text;
-    fattn_shape shape;
-    int causal;
-    const char *arch_name;
-    const fattn_arch *arch;
-    int device;
-    fattn_gpu_info gpu;
-    int have_gpu;
-    const char *smem_limit_text;
-    const char *filter_text;
-    fattn_filter filter;
-    fattn_gate_limits lim;
-    unsigned given; /* the limits given on the command line: CLI_GIVEN(OPT_...), CLI_GIVEN_SKIP */
-} cli_target;
-
+/* The limit given on the command line by option `opt` (a FATTN_GIVEN_* bit:
+ * the limit options are declared in the order of those bits). */
 #define CLI_GIVEN(opt) (1u << ((opt)-OPT_SMEM_LIMIT))
-#define CLI_GIVEN_SKIP (1u << 8) /* --unsafe-skip-gate */
-
-void cli_target_init(cli_target *t);
-void cli_target_release(cli_target *t);
 
 /* Handles a target option: returns 1 when `opt` is one, 0 when not, or a
  * negative error code for a bad value. */
-int cli_target_option(cli_target *t, int opt, const char *arg);
-
-enum { CLI_NEED_SHAPE = 1, CLI_NEED_ARCH = 2, CLI_NEED_SPACE = 4 };
-
-/* Validates and completes the target: loads the space, checks the shape,
- * resolves the arch (from the GPU when --arch is absent) and the shared
- * memory limit. */
-int cli_target_finish(cli_target *t, int needs, const char *cmd);
+int cli_target_option(fattn_target *t, int opt, const char *arg);
 
 /* Handles a common option: 1 handled, 0 not one. */
 int cli_common_option(cli_common *c, int opt, const char *arg);
@@ -189,7 +155,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg);
  * any. */
 typedef int (*cli_handler)(void *ctx, int opt, const char *arg);
 int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
-              cli_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg);
+              fattn_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg);
 
 /* Reports a usage error about an unexpected operand. */
 int cli_extra_operand(const char *cmd, const char *arg);
@@ -209,75 +175,13 @@ int cli_sample_survivors(size_t *surv, size_t count, long n, long seed);
  * the nine tunables. */
 void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);
 
-/* How candidates are measured (search, bench). */
-typedef struct cli_timing {
-    long reps, warmup, samples, timing_sets, seed;
-    double timeout_ms, setup_ms;
-    fattn_tolerance tol;
-    int flush_l2;
-    uint64_t timing_salt; /* mixed into the timing inputs' seed: confirm's are not the search's */
-} cli_timing;
-
 extern const char cli_timing_help[];
-void cli_timing_init(cli_timing *tm);
 
 /* Handles a timing option: 1 handled, 0 not one, negative on a bad value. */
-int cli_timing_option(cli_timing *tm, int opt, const char *arg);
+int cli_timing_option(fattn_measure *tm, int opt, const char *arg);
 
-typedef struct cli_gpu {
-    int present;
-    fattn_gpu_info info;
-} cli_gpu;
-
-/* Probes the GPU and takes the arch from it (a different --arch is a usage
- * error). Without a GPU: "<cmd> needs a GPU: <why><without>", FATTN_EFAIL.
- * With $FATTN_WORKER_HOOK (the tests' fake engine) no GPU is probed. */
-int cli_gpu_arch(cli_target *t, cli_gpu *g, const char *cmd, const char *without);
-
-/* Fills in the default timing sets for the shape and the L2, and the
- * device-memory budget. */
-int cli_timing_plan(cli_timing *tm, cli_target *t, const cli_gpu *g);
-
-/* Compiles the reference kernel and starts the GPU evaluator. */
-int cli_open_gpu_evaluator(const cli_target *t, const cli_timing *tm, const char *kernel_dir, const char *include,
-                           fattn_evaluator **ev);
-
-/* For commands that run one given configuration (bench, confirm): the
- * static gates, and NVRTC with the post-compile gates (into *item, whose cfg
- * is set). Either failing is an error "WHO is rejected by the G gate:
- * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
-int cli_gates_pass(const fattn_config *cfg, const cli_target *t, const char *who);
-int cli_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
-
-/* For the commands that re-gate or re-compile a stored study's
- * configuration (confirm, bench --trial, export --kernel; study.c). What
- * they decide is collected as notes, said (cli_study_say) once nothing
- * else can refuse the command, so that a refusal is one line alone. */
-#define CLI_STUDY_NOTES 12
-typedef struct cli_study_notes {
-    int n;
-    char line[CLI_STUDY_NOTES][600];
-} cli_study_notes;
-
-/* The study's shape and arch into *t, and the gate limits it was searched
- * under (limits_json), each limit given on the command line (t->given)
- * overriding the study's; then the arch and --smem-limit resolved. Notes:
- * the study's limits (or, for a study that stored none, the defaults), each
- * override, a limit clamped to the arch. `device_arch` is the GPU's (NULL:
- * none known, the study's is taken); when it differs from the study's, the
- * command stops (FATTN_EFAIL, naming both) unless `allow_arch`, which
- * re-gates and re-compiles for the device's, with a note. */
-int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
-                     const char *cmd, cli_study_notes *notes);
-
-/* The kernel source against the study's: the same hash, or FATTN_EFAIL
- * naming both unless `allow` (--allow-kernel-change), with a note. */
-int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd,
-                     cli_study_notes *notes);
-
-/* Prints the notes on stderr, one line each ("fattn-tune: note: ..."),
- * unless `quiet`. */
-void cli_study_say(const cli_study_notes *notes, int quiet);
+/* Prints the notes on stderr unless `quiet`. */
+void cli_study_say(const fattn_notes *notes, int quiet);
 
 /* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
 int cli_skip_gate_option(unsigned *mask, const char *arg);

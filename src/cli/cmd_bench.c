@@ -39,7 +39,7 @@ typedef struct bench_opts {
     long trial;
     const char *baseline;
     int format, allow_kernel, allow_arch;
-    cli_timing tm;
+    fattn_measure tm;
     unsigned skip;
 } bench_opts;
 
@@ -105,27 +105,27 @@ int cmd_bench(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     bench_opts o = {.format = FATTN_FMT_TABLE};
-    cli_target t;
-    cli_gpu gpu = {0};
+    fattn_target t;
+    fattn_gpu gpu = {0};
     fattn_kernel_src src = {0};
     fattn_compile_item item;
     fattn_evaluator *ev = NULL;
     fattn_eval_result res = {0}, base = {0};
     char *include = NULL, key[FATTN_KEY_MAX] = "", help[8192];
-    fattn_confirm_study st = {0};
-    cli_study_notes notes = {0};
+    fattn_study_info st = {0};
+    fattn_notes notes = {0};
     int rc, first, have_src = 0;
     fattn_config cfg;
 
     memset(&item, 0, sizeof item);
     snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
-    cli_target_init(&t);
-    cli_timing_init(&o.tm);
+    fattn_target_init(&t);
+    fattn_measure_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, &first)))
         goto out;
     t.lim.skip = o.skip;
     if (o.skip)
-        t.given |= CLI_GIVEN_SKIP;
+        t.given |= FATTN_GIVEN_SKIP;
     if (o.trial && first < argc) {
         rc = fattn_error(FATTN_EUSAGE, "bench: give a CONFIG or --trial, not both");
         goto out;
@@ -149,8 +149,8 @@ int cmd_bench(int argc, char **argv, cli_common *c)
         fattn_store *s;
         if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
             goto out;
-        fattn_confirm_cand cand = {0};
-        rc = fattn_confirm_trial_study(s, o.trial, "--trial ", &cand, &st);
+        fattn_trial_cand cand = {0};
+        rc = fattn_store_trial_cand(s, o.trial, "--trial ", &cand, &st);
         snprintf(key, sizeof key, "%s", cand.key);
         fattn_store_close(&s);
         if (rc)
@@ -159,39 +159,39 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     if ((rc = fattn_config_parse(o.trial ? key : argv[first], o.trial ? "--trial" : "bench", &cfg)))
         goto out;
     fattn_config_key(&cfg, key);
-    if (!o.trial && (rc = cli_target_finish(&t, CLI_NEED_SHAPE, "bench")))
+    if (!o.trial && (rc = fattn_target_finish(&t, FATTN_NEED_SHAPE, "bench")))
         goto out;
     if (o.baseline && (o.trial ? st.shape.causal : t.shape.causal)) {
         rc = fattn_error(FATTN_EUSAGE, "--baseline cudnn: cuDNN's fused attention takes no causal mask; expected a "
                                        "non-causal shape");
         goto out;
     }
-    if ((rc = cli_gpu_arch(&t, &gpu, "bench", NULL)))
+    if ((rc = fattn_gpu_arch(&t, &gpu, "bench", NULL)))
         goto out;
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
     /* A stored trial is re-gated and re-compiled as its study searched it. */
-    if (o.trial ? (rc = cli_study_kernel(&src, &st, o.allow_kernel, "bench --trial", &notes))
-                      || (rc = cli_study_target(&t, &st, t.arch_name, o.allow_arch, "bench --trial", &notes))
-                : (rc = cli_target_finish(&t, CLI_NEED_ARCH, "bench")))
+    if (o.trial ? (rc = fattn_study_kernel(&src, &st, o.allow_kernel, "bench --trial", &notes))
+                      || (rc = fattn_study_target(&t, &st, t.arch_name, o.allow_arch, "bench --trial", &notes))
+                : (rc = fattn_target_finish(&t, FATTN_NEED_ARCH, "bench")))
         goto out;
-    cli_timing_plan(&o.tm, &t, &gpu);
+    fattn_measure_plan(&o.tm, &t, &gpu);
 
     /* The gates, then NVRTC: bench runs only what search would run. */
-    if ((rc = cli_gates_pass(&cfg, &t, key)))
+    if ((rc = fattn_gates_pass(&cfg, &t, key)))
         goto out;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     fattn_compile_ctx cc = {
         .src = &src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
     item.cfg = cfg;
-    if ((rc = cli_compile_pass(&cc, key, &item)))
+    if ((rc = fattn_compile_pass(&cc, key, &item)))
         goto out;
     cli_study_say(&notes, c->quiet);
 
-    if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
+    if ((rc = fattn_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
         goto out;
     uint64_t seed = fattn_numerics_seed((uint64_t)o.tm.seed, 0);
     fattn_eval_request req = {
@@ -241,6 +241,6 @@ out:
     free(include);
     if (have_src)
         fattn_kernel_src_release(&src);
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

@@ -266,7 +266,7 @@ static void summary(const check_state *s, const char *what, double seconds)
 
 /* The jobs of --config: each key at the shape; the static gates' verdict
  * is told, not applied. */
-static int config_jobs(const check_opts *o, const cli_target *t, fattn_sim_job *jobs, int quiet)
+static int config_jobs(const check_opts *o, const fattn_target *t, fattn_sim_job *jobs, int quiet)
 {
     for (int i = 0; i < o->nconfigs; ++i) {
         int rc = fattn_config_parse(o->configs[i], "--config", &jobs[i].cfg);
@@ -303,7 +303,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     check_opts o = {.seed = 1, .jobs = fattn_cpu_count(), .timeout_s = 600};
-    cli_target t;
+    fattn_target t;
     fattn_kernel_src src = {0};
     fattn_store *store = NULL;
     fattn_space_verdicts sv = {0};
@@ -316,7 +316,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
     struct sigaction sa, old_int, old_term, old_hup;
 
     snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
-    cli_target_init(&t);
+    fattn_target_init(&t);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
     const char *mode = o.covering ? "covering" : o.nconfigs ? "config" : o.has_sample ? "sample" : "all";
@@ -332,10 +332,10 @@ int cmd_check(int argc, char **argv, cli_common *c)
                          o.has_sample ? "--sample" : "--filter");
         goto out;
     }
-    int needs = o.covering   ? CLI_NEED_ARCH | CLI_NEED_SPACE
-                : o.nconfigs ? CLI_NEED_SHAPE | (t.arch_name ? CLI_NEED_ARCH : 0)
-                             : CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE;
-    if ((rc = cli_target_finish(&t, needs, "check")))
+    int needs = o.covering   ? FATTN_NEED_ARCH | FATTN_NEED_SPACE
+                : o.nconfigs ? FATTN_NEED_SHAPE | (t.arch_name ? FATTN_NEED_ARCH : 0)
+                             : FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE;
+    if ((rc = fattn_target_finish(&t, needs, "check")))
         goto out;
     /* The jobs, decided before anything is written. */
     char shape[96] = "";
@@ -489,6 +489,6 @@ out:
     if (have_src)
         fattn_kernel_src_release(&src);
     fattn_store_close(&store);
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

@@ -61,7 +61,7 @@ typedef struct run_state {
     fattn_store *store;
     long long study;
     long long seq;
-    const cli_target *t;
+    const fattn_target *t;
     int progress; /* print progress: one line redrawn on a terminal, else one every CLI_PROGRESS_LOG_MS */
     int tty;
     double t0, last_print;
@@ -238,7 +238,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     compile_opts o = {.jobs = fattn_cpu_count(), .seed = 1};
-    cli_target t;
+    fattn_target t;
     fattn_kernel_src src = {0};
     char *include = NULL, *cmdline = NULL, limits[512];
     fattn_store *store = NULL;
@@ -250,11 +250,11 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     struct sigaction sa, old_int, old_term, old_hup;
 
     snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
-    cli_target_init(&t);
+    fattn_target_init(&t);
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | CLI_NEED_SPACE, "compile")))
+    if ((rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE, "compile")))
         goto out;
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, t.space.fam->kernel_file, &src)))
@@ -397,6 +397,6 @@ out:
     if (have_src)
         fattn_kernel_src_release(&src);
     fattn_store_close(&store);
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

@@ -107,33 +107,33 @@ static int write_one(fattn_store *s, const export_opts *o, FILE *f)
  * passes the gates and compiles under it, as the study searched it. */
 static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel_src *src, const cli_common *c)
 {
-    fattn_confirm_study st;
-    cli_study_notes notes = {0};
+    fattn_study_info st;
+    fattn_notes notes = {0};
     long long study = o->nstudies ? o->studies[0] : fattn_latest_study(s);
     int rc;
     if (!study)
         return FATTN_EFAIL;
-    if ((rc = fattn_confirm_study_load(s, study, &st))
-        || (rc = cli_study_kernel(src, &st, o->allow_kernel, "export --kernel", &notes)))
+    if ((rc = fattn_store_study_info(s, study, &st))
+        || (rc = fattn_study_kernel(src, &st, o->allow_kernel, "export --kernel", &notes)))
         return rc;
     if (!strcmp(src->hash, st.kernel_hash))
         return FATTN_OK;
-    cli_target t;
+    fattn_target t;
     fattn_compile_item item;
     char key[FATTN_KEY_MAX], *include = NULL;
     memset(&item, 0, sizeof item);
-    cli_target_init(&t);
+    fattn_target_init(&t);
     if (!(rc = fattn_export_best_key(s, study, key)) && !(rc = fattn_config_parse(key, "the study's best", &item.cfg))
-        && !(rc = cli_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
-        && !(rc = cli_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
+        && !(rc = fattn_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
+        && !(rc = fattn_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
         fattn_compile_ctx cc = {
             .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
-        if (!(rc = cli_compile_pass(&cc, key, &item)))
+        if (!(rc = fattn_compile_pass(&cc, key, &item)))
             cli_study_say(&notes, c->quiet);
     }
     fattn_compile_item_release(&item);
     free(include);
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc;
 }
 

@@ -51,7 +51,7 @@ static int handle(void *ctx, int opt, const char *arg)
     return FATTN_EUSAGE;
 }
 
-static void print_context(const cli_target *t, const char *space_label)
+static void print_context(const fattn_target *t, const char *space_label)
 {
     char shape[96];
     fattn_shape_format(&t->shape, shape, sizeof shape);
@@ -63,7 +63,7 @@ static void print_context(const cli_target *t, const char *space_label)
            t->have_gpu ? " (from the GPU)" : "");
 }
 
-static int run_counts(const cli_target *t, const gates_opts *o)
+static int run_counts(const fattn_target *t, const gates_opts *o)
 {
     fattn_space_verdicts sv;
     const char *names[] = {"reason", "count", "example", "detail", "fix"};
@@ -132,7 +132,7 @@ static const char *verdict_word(int pass)
     return pass > 0 ? "pass" : pass == 0 ? "REJECT" : "-";
 }
 
-static int run_explain(cli_common *c, const cli_target *t, const gates_opts *o)
+static int run_explain(cli_common *c, const fattn_target *t, const gates_opts *o)
 {
     fattn_config cfg;
     fattn_verdict all[FATTN_R_COUNT];
@@ -230,19 +230,19 @@ int cmd_gates(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     gates_opts o = {.examples = 1, .format = FATTN_FMT_TABLE};
-    cli_target t;
+    fattn_target t;
     int rc;
     char help[4096];
     snprintf(help, sizeof help, "%s%s%s", help_head, cli_target_help, cli_common_help);
-    cli_target_init(&t);
+    fattn_target_init(&t);
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_ARCH | (o.explain && !t.space_path ? 0 : CLI_NEED_SPACE),
+    if ((rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (o.explain && !t.space_path ? 0 : FATTN_NEED_SPACE),
                                 "gates")))
         goto out;
     rc = o.explain ? run_explain(c, &t, &o) : run_counts(&t, &o);
 out:
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

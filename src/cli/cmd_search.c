@@ -84,7 +84,7 @@ typedef struct search_opts {
     long trials, jobs;
     double budget_ms;
     const char *budget_arg; /* --budget as given */
-    cli_timing tm;
+    fattn_measure tm;
     const char *replay;
     unsigned skip;
     long long resume;
@@ -217,7 +217,7 @@ static int cmp_defect(const void *a, const void *b)
 
 /* Turns the survivors the simulator found defective (same kernel source,
  * head dimension and mask) into rejections for reason "simulator". */
-static int skip_sim_defects(fattn_store *store, const cli_target *t, const fattn_kernel_src *src,
+static int skip_sim_defects(fattn_store *store, const fattn_target *t, const fattn_kernel_src *src,
                             fattn_space_verdicts *sv, size_t *skipped)
 {
     sim_defects ds = {0};
@@ -268,7 +268,7 @@ static void show_progress(void *arg, const fattn_tune_progress *p)
     fflush(stderr);
 }
 
-static void summary(long long study, const char *strategy, const cli_target *t, const fattn_evaluator *ev,
+static void summary(long long study, const char *strategy, const fattn_target *t, const fattn_evaluator *ev,
                     const fattn_space_verdicts *sv, const fattn_tune_progress *p, int stop, long trials,
                     const char *budget, double ran_ms, double budget_ms)
 {
@@ -334,7 +334,7 @@ static void summary(long long study, const char *strategy, const cli_target *t, 
 /* A landscape's arch, shape and mask are its own: --arch and --shape default
  * to them (the texts kept in the caller's buffers), and a disagreeing --arch
  * is refused here (the shape by the evaluator, which compares all of it). */
-static int replay_target(const char *path, cli_target *t, char *shape, size_t nshape, char *arch, size_t narch)
+static int replay_target(const char *path, fattn_target *t, char *shape, size_t nshape, char *arch, size_t narch)
 {
     fattn_landscape land;
     int rc = fattn_landscape_load(path, &land);
@@ -381,13 +381,13 @@ int cmd_search(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     search_opts o = {.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
-    cli_target t;
+    fattn_target t;
     fattn_kernel_src src = {0};
     fattn_space_verdicts sv = {0};
     size_t sim_skipped = 0;
     fattn_evaluator *ev = NULL;
     fattn_store *store = NULL;
-    cli_gpu gpu = {0};
+    fattn_gpu gpu = {0};
     char *include = NULL, *cmdline = NULL, *args = NULL, limits[512], budget_text[64] = "";
     char land_shape[64], land_arch[16];
     int rc, have_src = 0;
@@ -396,8 +396,8 @@ int cmd_search(int argc, char **argv, cli_common *c)
     char **merged = NULL;
 
     snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
-    cli_target_init(&t);
-    cli_timing_init(&o.tm);
+    fattn_target_init(&t);
+    fattn_measure_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
     /* The minimum holds for a budget given now (a resumed study's own may be
@@ -427,10 +427,10 @@ int cmd_search(int argc, char **argv, cli_common *c)
             merged[n++] = res.args[i];
         for (int i = 1; i < argc; ++i)
             merged[n++] = argv[i];
-        cli_target_release(&t);
-        cli_target_init(&t);
+        fattn_target_release(&t);
+        fattn_target_init(&t);
         o = (search_opts){.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
-        cli_timing_init(&o.tm);
+        fattn_measure_init(&o.tm);
         if ((rc = cli_parse(n, merged, opts, "", c, &t, handle, &o, help, NULL)))
             goto out;
         o.resume = id;
@@ -445,17 +445,17 @@ int cmd_search(int argc, char **argv, cli_common *c)
 
     /* The GPU first: without one (and no landscape to replay) nothing else matters. */
     if (!o.replay
-        && (rc = cli_gpu_arch(&t, &gpu, "search",
+        && (rc = fattn_gpu_arch(&t, &gpu, "search",
                               "; without one, --evaluator replay:FILE replays a measured landscape")))
         goto out;
     if (o.replay && (rc = replay_target(o.replay, &t, land_shape, sizeof land_shape, land_arch, sizeof land_arch)))
         goto out;
-    if ((rc = cli_target_finish(&t, CLI_NEED_SHAPE | CLI_NEED_SPACE, "search")))
+    if ((rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_SPACE, "search")))
         goto out;
-    if ((rc = cli_target_finish(&t, CLI_NEED_ARCH, "search")))
+    if ((rc = fattn_target_finish(&t, FATTN_NEED_ARCH, "search")))
         goto out;
 
-    cli_timing_plan(&o.tm, &t, &gpu);
+    fattn_measure_plan(&o.tm, &t, &gpu);
 
     const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
     if ((rc = fattn_kernel_src_load(dir, t.space.fam->kernel_file, &src)))
@@ -475,7 +475,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, t.space.fam, &ev)))
             goto out;
     } else {
-        if ((rc = cli_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
+        if ((rc = fattn_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
             goto out;
     }
 
@@ -621,6 +621,6 @@ out:
     free(include);
     if (have_src)
         fattn_kernel_src_release(&src);
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

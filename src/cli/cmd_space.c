@@ -42,7 +42,7 @@ static int handle(void *ctx, int opt, const char *arg)
     return FATTN_EUSAGE;
 }
 
-static void describe(const cli_target *t, size_t matching, int format)
+static void describe(const fattn_target *t, size_t matching, int format)
 {
     if (format == FATTN_FMT_JSON) {
         printf("{\n  \"space\": ");
@@ -107,11 +107,11 @@ int cmd_space(int argc, char **argv, cli_common *c)
         {NULL, 0, NULL, 0},
     };
     space_opts o = {0, 0, FATTN_FMT_TABLE};
-    cli_target t;
+    fattn_target t;
     int rc;
     char help[sizeof help_fmt + 256];
     snprintf(help, sizeof help, help_fmt, fattn_family_names());
-    cli_target_init(&t);
+    fattn_target_init(&t);
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
@@ -119,7 +119,7 @@ int cmd_space(int argc, char **argv, cli_common *c)
         rc = fattn_error(FATTN_EUSAGE, "space: --count and --list exclude each other");
         goto out;
     }
-    if ((rc = cli_target_finish(&t, CLI_NEED_SPACE, "space")))
+    if ((rc = fattn_target_finish(&t, FATTN_NEED_SPACE, "space")))
         goto out;
     size_t matching = 0, *indices = fattn_xcalloc(t.space.count ? t.space.count : 1, sizeof *indices);
     for (size_t i = 0; i < t.space.count; ++i) {
@@ -136,6 +136,6 @@ int cmd_space(int argc, char **argv, cli_common *c)
         describe(&t, matching, o.format);
     free(indices);
 out:
-    cli_target_release(&t);
+    fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

@@ -40,17 +40,20 @@ const char cli_target_help[] =
     "                       values of the space, a parameter comes once (or twice as a range), and\n"
     "                       a filter matching nothing is refused\n" LIMITS_HELP;
 
-void cli_target_init(cli_target *t)
-{
-    memset(t, 0, sizeof *t);
-    fattn_gate_limits_default(&t->lim);
-}
+/* The limit options' CLI_GIVEN bits are the library's FATTN_GIVEN_* bits. */
+_Static_assert(CLI_GIVEN(OPT_SMEM_LIMIT) == FATTN_GIVEN_SMEM_LIMIT
+                   && CLI_GIVEN(OPT_MAX_BANK_WAYS) == FATTN_GIVEN_MAX_BANK_WAYS
+                   && CLI_GIVEN(OPT_MIN_COALESCING) == FATTN_GIVEN_MIN_COALESCING
+                   && CLI_GIVEN(OPT_MEM_BUDGET) == FATTN_GIVEN_MEM_BUDGET
+                   && CLI_GIVEN(OPT_MAX_SPILL_BYTES) == FATTN_GIVEN_MAX_SPILL_BYTES
+                   && CLI_GIVEN(OPT_MIN_OCCUPANCY) == FATTN_GIVEN_MIN_OCCUPANCY
+                   && CLI_GIVEN(OPT_STRICT_OCCUPANCY) == FATTN_GIVEN_STRICT_OCCUPANCY,
+               "the limit options in the order of the FATTN_GIVEN_* bits");
 
-void cli_target_release(cli_target *t)
+void cli_study_say(const fattn_notes *notes, int quiet)
 {
-    if (t->space_loaded)
-        fattn_space_release(&t->space);
-    t->space_loaded = 0;
+    if (!quiet)
+        fattn_notes_print(notes, stderr);
 }
 
 int cli_long(const char *option, const char *arg, long min, long max, long *out)
@@ -67,7 +70,7 @@ static int fraction(const char *option, const char *arg, double *out)
     return FATTN_OK;
 }
 
-int cli_target_option(cli_target *t, int opt, const char *arg)
+int cli_target_option(fattn_target *t, int opt, const char *arg)
 {
     long v;
     uint64_t bytes;
@@ -107,79 +110,6 @@ int cli_target_option(cli_target *t, int opt, const char *arg)
     }
 }
 
-static int resolve_arch(cli_target *t, const char *cmd)
-{
-    char why[320];
-    if (t->arch_name) {
-        t->arch = fattn_arch_find(t->arch_name);
-        if (!t->arch)
-            return fattn_error(FATTN_EUSAGE, "--arch '%s': unknown architecture; expected one of %s", t->arch_name,
-                               fattn_arch_choices());
-        return FATTN_OK;
-    }
-    if (fattn_gpu_probe(t->device, &t->gpu, why, sizeof why))
-        return fattn_error(FATTN_EUSAGE,
-                           "%s needs an architecture: no --arch given and none to take from a GPU "
-                           "(%s); pass --arch %s",
-                           cmd, why, fattn_arch_choices());
-    t->have_gpu = 1;
-    t->arch = fattn_arch_from_cc(t->gpu.cc_major, t->gpu.cc_minor);
-    if (!t->arch)
-        return fattn_error(FATTN_EUSAGE,
-                           "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target; "
-                           "pass --arch %s",
-                           t->device, t->gpu.name, t->gpu.cc_major, t->gpu.cc_minor, fattn_arch_choices());
-    return FATTN_OK;
-}
-
-static int resolve_smem_limit(cli_target *t)
-{
-    uint64_t bytes;
-    if (!t->smem_limit_text)
-        return FATTN_OK;
-    if (strcmp(t->smem_limit_text, "max") == 0 || strcmp(t->smem_limit_text, "optin") == 0) {
-        t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
-        return FATTN_OK;
-    }
-    if (fattn_parse_bytes(t->smem_limit_text, &bytes) || bytes < 1024)
-        return fattn_error(FATTN_EUSAGE, "--smem-limit '%s': expected a byte count such as 49152, 100K or 'max'",
-                           t->smem_limit_text);
-    if (bytes > (uint64_t)t->arch->smem_per_block_optin)
-        return fattn_error(FATTN_EUSAGE,
-                           "--smem-limit %s: %llu bytes is over %s's opt-in maximum of %d bytes per "
-                           "block; expected at most %d (or 'max')",
-                           t->smem_limit_text, (unsigned long long)bytes, t->arch->name, t->arch->smem_per_block_optin,
-                           t->arch->smem_per_block_optin);
-    t->lim.smem_limit = (unsigned)bytes;
-    return FATTN_OK;
-}
-
-int cli_target_finish(cli_target *t, int needs, const char *cmd)
-{
-    int rc;
-    if (needs & CLI_NEED_SHAPE) {
-        if (!t->shape_text)
-            return fattn_error(FATTN_EUSAGE, "%s needs --shape B,H,S,D (such as --shape 2,8,512,64)", cmd);
-        if ((rc = fattn_shape_parse(t->shape_text, &t->shape)))
-            return rc;
-        t->shape.causal = t->causal;
-    }
-    if (needs & CLI_NEED_ARCH) {
-        if ((rc = resolve_arch(t, cmd)) || (rc = resolve_smem_limit(t)))
-            return rc;
-    }
-    if (needs & CLI_NEED_SPACE) {
-        if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
-            return rc;
-        t->space_loaded = 1;
-        if (t->filter_text
-            && ((rc = fattn_filter_parse(t->filter_text, t->space.fam, &t->filter))
-                || (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space))))
-            return rc;
-    }
-    return FATTN_OK;
-}
-
 int cli_common_option(cli_common *c, int opt, const char *arg)
 {
     switch (opt) {
@@ -191,7 +121,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
 }
 
 int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
-              cli_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg)
+              fattn_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg)
 {
     char optstring[64];
     int opt, idx, rc;

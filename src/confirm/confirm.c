@@ -1,5 +1,6 @@
 /*
- * confirm.c - the candidates and baselines of confirm, read from the study.
+ * confirm.c - the baselines of confirm: a stored trial of the same shape and
+ * arch, or the FlashAttention-2-like configuration.
  */
 #include "confirm/confirm.h"
 
@@ -8,115 +9,11 @@
 #include <string.h>
 
 #include "util/err.h"
-#include "util/escape.h"
 
-int fattn_confirm_study_load(fattn_store *s, long long id, fattn_confirm_study *out)
+int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_study_info *study, fattn_trial_cand *out)
 {
-    sqlite3_stmt *st;
-    memset(out, 0, sizeof *out);
-    if (!id && !(id = fattn_latest_study(s)))
-        return FATTN_EFAIL;
-    if (fattn_study_exists(s, id))
-        return FATTN_EUSAGE;
-    if (sqlite3_prepare_v2(
-            fattn_store_db(s),
-            "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device, limits_json, family FROM "
-            "studies WHERE id = ?1",
-            -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read studies");
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        return fattn_store_fail(s, "cannot read studies");
-    }
-    out->id = id;
-    out->shape.batch = sqlite3_column_int(st, 0);
-    out->shape.heads = sqlite3_column_int(st, 1);
-    out->shape.seqlen = sqlite3_column_int(st, 2);
-    out->shape.head_dim = sqlite3_column_int(st, 3);
-    out->shape.causal = sqlite3_column_int(st, 4);
-    snprintf(out->arch, sizeof out->arch, "%s", (const char *)sqlite3_column_text(st, 5));
-    snprintf(out->kernel_hash, sizeof out->kernel_hash, "%s", (const char *)sqlite3_column_text(st, 6));
-    const unsigned char *dev = sqlite3_column_text(st, 7);
-    snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
-    const unsigned char *lim = sqlite3_column_text(st, 8);
-    snprintf(out->limits_json, sizeof out->limits_json, "%s", lim ? (const char *)lim : "");
-    const char *family = (const char *)sqlite3_column_text(st, 9);
-    int rc = FATTN_OK;
-    if (!(out->fam = fattn_family_find(family ? family : ""))) {
-        char *safe = fattn_terminal_safe(family ? family : "");
-        rc = fattn_error(FATTN_EFAIL,
-                         "study %lld searched the kernel family '%s', which this fattn-tune does not have (it has "
-                         "%s); use the fattn-tune that wrote it",
-                         id, safe, fattn_family_names());
-        free(safe);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int read_cand(sqlite3_stmt *st, fattn_confirm_cand *c)
-{
-    memset(c, 0, sizeof *c);
-    c->trial = sqlite3_column_int64(st, 0);
-    snprintf(c->key, sizeof c->key, "%s", (const char *)sqlite3_column_text(st, 1));
-    c->median_us = sqlite3_column_double(st, 2);
-    return fattn_config_parse(c->key, "stored trial", &c->cfg);
-}
-
-int fattn_confirm_top(fattn_store *s, long long study, int k, fattn_confirm_cand *out, int *n)
-{
-    sqlite3_stmt *st;
-    *n = 0;
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "SELECT min(id), config_key, min(median_us) AS m FROM trials WHERE study_id = ?1 AND "
-                           "status = 'ok' AND median_us IS NOT NULL GROUP BY config_key ORDER BY m, min(id) LIMIT ?2",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, study);
-    sqlite3_bind_int(st, 2, k);
-    int r, rc = FATTN_OK;
-    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-        if (!(rc = read_cand(st, &out[*n])))
-            ++*n;
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    if (!*n)
-        return fattn_error(FATTN_EFAIL,
-                           "study %lld has no timed trial: nothing to confirm (run fattn-tune search on a GPU "
-                           "first; fattn-tune query trials --study %lld lists what it has)",
-                           study, study);
-    return FATTN_OK;
-}
-
-int fattn_confirm_trial_study(fattn_store *s, long long trial, const char *option, fattn_confirm_cand *cand,
-                              fattn_confirm_study *study)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT id, config_key, median_us, study_id FROM trials WHERE id = ?1",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, trial);
-    int r = sqlite3_step(st), rc;
-    long long id = r == SQLITE_ROW ? sqlite3_column_int64(st, 3) : 0;
-    if (r == SQLITE_ROW)
-        rc = read_cand(st, cand);
-    else if (r == SQLITE_DONE)
-        rc = fattn_error(FATTN_EUSAGE, "%s%lld: no such trial in %s", option, trial, fattn_store_path(s));
-    else
-        rc = fattn_store_fail(s, "cannot read trials");
-    sqlite3_finalize(st);
-    return rc ? rc : fattn_confirm_study_load(s, id, study);
-}
-
-int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_confirm_study *study, fattn_confirm_cand *out)
-{
-    fattn_confirm_study of;
-    int rc = fattn_confirm_trial_study(s, trial, "--baseline trial:", out, &of);
+    fattn_study_info of;
+    int rc = fattn_store_trial_cand(s, trial, "--baseline trial:", out, &of);
     if (rc)
         return rc;
     const fattn_shape *a = &of.shape, *w = &study->shape;

@@ -3,13 +3,15 @@
 # names a module of the same or an earlier stage of the pipeline, never a
 # later one:
 #   util < target < space < gates < compile < gpu < baseline < run < sim
-#     < store < search < tune = confirm < export = report < family < cli
-# (sim is an evaluator beside the GPU's run; search/ holds the strategies
-# tune drives; family/ holds the kernel families' entries, which point into
-# every stage, and space/family.h the interface the earlier stages read). A header of a later stage included from an earlier one is a
-# back-include: the earlier stage would need the later one to build and to
-# be understood. A directory not in the list fails too, so a new module is
-# placed on purpose.
+#     < store < job < search < tune = confirm < export = report < family < cli
+# (sim is an evaluator beside the GPU's run; job/ holds what a procedure
+# runs on, the target, the measurement and the GPU, as plain structs;
+# search/ holds the strategies tune drives; family/ holds the kernel
+# families' entries, which point into every stage, and space/family.h the
+# interface the earlier stages read). A header of a later stage included
+# from an earlier one is a back-include: the earlier stage would need the
+# later one to build and to be understood. A directory not in the list
+# fails too, so a new module is placed on purpose.
 #
 #   layering.sh SOURCE_ROOT
 set -euo pipefail
@@ -17,8 +19,8 @@ cd "$1"
 rank() {
     case $1 in
     util) echo 0 ;; target) echo 1 ;; space) echo 2 ;; gates) echo 3 ;; compile) echo 4 ;;
-    gpu) echo 5 ;; baseline) echo 6 ;; run) echo 7 ;; sim) echo 8 ;; store) echo 9 ;;
-    search) echo 10 ;; tune | confirm) echo 11 ;; export | report) echo 12 ;; family) echo 13 ;; cli) echo 14 ;;
+    gpu) echo 5 ;; baseline) echo 6 ;; run) echo 7 ;; sim) echo 8 ;; store) echo 9 ;; job) echo 10 ;;
+    search) echo 11 ;; tune | confirm) echo 12 ;; export | report) echo 13 ;; family) echo 14 ;; cli) echo 15 ;;
     *) echo -1 ;;
     esac
 }

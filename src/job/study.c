@@ -1,7 +1,7 @@
 /*
- * study.c - what the commands that re-gate or re-compile a stored study's
+ * study.c - what the procedures that re-gate or re-compile a stored study's
  * configuration (confirm, bench --trial, export --kernel) take from the
- * study: its shape, its arch, the gate limits it was searched under and the
+ * study (job.h): its shape, its arch, the gate limits it was searched under and the
  * kernel source it measured. A configuration a search found with
  * --smem-limit max is confirmed under that limit, not refused at the default
  * 48 KiB; an option given on the command line overrides the study's value,
@@ -12,50 +12,50 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/strbuf.h"
 
 /* The limit options, in the order the notes list them. */
 static const struct {
-    int opt;
+    unsigned opt; /* FATTN_GIVEN_* */
     const char *option;
 } limit_opts[] = {
-    {OPT_SMEM_LIMIT, "--smem-limit"},       {OPT_MAX_SPILL_BYTES, "--max-spill-bytes"},
-    {OPT_MIN_OCCUPANCY, "--min-occupancy"}, {OPT_STRICT_OCCUPANCY, "--strict-occupancy"},
-    {OPT_MAX_BANK_WAYS, "--max-bank-ways"}, {OPT_MIN_COALESCING, "--min-coalescing"},
-    {OPT_MEM_BUDGET, "--mem-budget"},
+    {FATTN_GIVEN_SMEM_LIMIT, "--smem-limit"},       {FATTN_GIVEN_MAX_SPILL_BYTES, "--max-spill-bytes"},
+    {FATTN_GIVEN_MIN_OCCUPANCY, "--min-occupancy"}, {FATTN_GIVEN_STRICT_OCCUPANCY, "--strict-occupancy"},
+    {FATTN_GIVEN_MAX_BANK_WAYS, "--max-bank-ways"}, {FATTN_GIVEN_MIN_COALESCING, "--min-coalescing"},
+    {FATTN_GIVEN_MEM_BUDGET, "--mem-budget"},
 };
 
 /* Copies the limit that option `opt` sets from *from into *to. */
-static void limit_copy(fattn_gate_limits *to, const fattn_gate_limits *from, int opt)
+static void limit_copy(fattn_gate_limits *to, const fattn_gate_limits *from, unsigned opt)
 {
     switch (opt) {
-    case OPT_SMEM_LIMIT: to->smem_limit = from->smem_limit; break;
-    case OPT_MAX_SPILL_BYTES: to->max_spill_bytes = from->max_spill_bytes; break;
-    case OPT_MIN_OCCUPANCY: to->min_occupancy = from->min_occupancy; break;
-    case OPT_STRICT_OCCUPANCY: to->occupancy_cp_async_exempt = from->occupancy_cp_async_exempt; break;
-    case OPT_MAX_BANK_WAYS: to->max_bank_ways = from->max_bank_ways; break;
-    case OPT_MIN_COALESCING: to->min_coalescing = from->min_coalescing; break;
-    case OPT_MEM_BUDGET: to->mem_budget = from->mem_budget; break;
+    case FATTN_GIVEN_SMEM_LIMIT: to->smem_limit = from->smem_limit; break;
+    case FATTN_GIVEN_MAX_SPILL_BYTES: to->max_spill_bytes = from->max_spill_bytes; break;
+    case FATTN_GIVEN_MIN_OCCUPANCY: to->min_occupancy = from->min_occupancy; break;
+    case FATTN_GIVEN_STRICT_OCCUPANCY: to->occupancy_cp_async_exempt = from->occupancy_cp_async_exempt; break;
+    case FATTN_GIVEN_MAX_BANK_WAYS: to->max_bank_ways = from->max_bank_ways; break;
+    case FATTN_GIVEN_MIN_COALESCING: to->min_coalescing = from->min_coalescing; break;
+    case FATTN_GIVEN_MEM_BUDGET: to->mem_budget = from->mem_budget; break;
     }
 }
 
 /* The limit that option `opt` sets, as the notes write it. */
-static void limit_text(const fattn_gate_limits *l, int opt, char *out, size_t n)
+static void limit_text(const fattn_gate_limits *l, unsigned opt, char *out, size_t n)
 {
     char b[32];
     switch (opt) {
-    case OPT_SMEM_LIMIT: snprintf(out, n, "shared memory <= %u B", l->smem_limit); break;
-    case OPT_MAX_SPILL_BYTES: snprintf(out, n, "spills <= %u B", l->max_spill_bytes); break;
-    case OPT_MIN_OCCUPANCY: snprintf(out, n, "occupancy >= %g", l->min_occupancy); break;
-    case OPT_STRICT_OCCUPANCY:
+    case FATTN_GIVEN_SMEM_LIMIT: snprintf(out, n, "shared memory <= %u B", l->smem_limit); break;
+    case FATTN_GIVEN_MAX_SPILL_BYTES: snprintf(out, n, "spills <= %u B", l->max_spill_bytes); break;
+    case FATTN_GIVEN_MIN_OCCUPANCY: snprintf(out, n, "occupancy >= %g", l->min_occupancy); break;
+    case FATTN_GIVEN_STRICT_OCCUPANCY:
         snprintf(out, n, "%s", l->occupancy_cp_async_exempt ? "cp.async waived" : "cp.async not waived");
         break;
-    case OPT_MAX_BANK_WAYS: snprintf(out, n, "bank conflicts <= %u-way", l->max_bank_ways); break;
-    case OPT_MIN_COALESCING: snprintf(out, n, "coalescing >= %g", l->min_coalescing); break;
-    case OPT_MEM_BUDGET:
+    case FATTN_GIVEN_MAX_BANK_WAYS: snprintf(out, n, "bank conflicts <= %u-way", l->max_bank_ways); break;
+    case FATTN_GIVEN_MIN_COALESCING: snprintf(out, n, "coalescing >= %g", l->min_coalescing); break;
+    case FATTN_GIVEN_MEM_BUDGET:
         fattn_format_bytes(l->mem_budget, b, sizeof b);
         snprintf(out, n, "device memory <= %s", b);
         break;
@@ -63,26 +63,26 @@ static void limit_text(const fattn_gate_limits *l, int opt, char *out, size_t n)
     }
 }
 
-static void note(cli_study_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(fattn_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void note(cli_study_notes *notes, const char *fmt, ...)
+static void note(fattn_notes *notes, const char *fmt, ...)
 {
     va_list ap;
-    if (notes->n == CLI_STUDY_NOTES)
+    if (notes->n == FATTN_NOTES_MAX)
         return;
     va_start(ap, fmt);
     vsnprintf(notes->line[notes->n++], sizeof notes->line[0], fmt, ap);
     va_end(ap);
 }
 
-void cli_study_say(const cli_study_notes *notes, int quiet)
+void fattn_notes_print(const fattn_notes *notes, FILE *f)
 {
-    for (int i = 0; i < notes->n && !quiet; ++i)
-        fprintf(stderr, "fattn-tune: note: %s\n", notes->line[i]);
+    for (int i = 0; i < notes->n; ++i)
+        fprintf(f, "fattn-tune: note: %s\n", notes->line[i]);
 }
 
-int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *device_arch, int allow_arch,
-                     const char *cmd, cli_study_notes *notes)
+int fattn_study_target(fattn_target *t, const fattn_study_info *st, const char *device_arch, int allow_arch,
+                       const char *cmd, fattn_notes *notes)
 {
     fattn_gate_limits study;
     char missing[256], text[96];
@@ -98,11 +98,11 @@ int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *d
     t->shape = st->shape;
     t->causal = st->shape.causal;
     for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i)
-        if (!(t->given & CLI_GIVEN(limit_opts[i].opt)))
+        if (!(t->given & limit_opts[i].opt))
             limit_copy(&t->lim, &study, limit_opts[i].opt);
-    if (!(t->given & CLI_GIVEN_SKIP))
+    if (!(t->given & FATTN_GIVEN_SKIP))
         t->lim.skip = study.skip;
-    if ((rc = cli_target_finish(t, CLI_NEED_ARCH, cmd)))
+    if ((rc = fattn_target_finish(t, FATTN_NEED_ARCH, cmd)))
         return rc;
 
     /* What was decided, said once the command goes on: the arch, the
@@ -124,13 +124,13 @@ int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *d
              t->arch->name, st->id, all.s, study.skip ? "; gates skipped by --unsafe-skip-gate" : "",
              missing[0] ? "; not recorded, so the defaults: " : "", missing);
     fattn_sb_release(&all);
-    if (!(t->given & CLI_GIVEN(OPT_SMEM_LIMIT)) && t->lim.smem_limit > (unsigned)t->arch->smem_per_block_optin) {
+    if (!(t->given & FATTN_GIVEN_SMEM_LIMIT) && t->lim.smem_limit > (unsigned)t->arch->smem_per_block_optin) {
         note(notes, "study %lld's shared-memory limit of %u B is over %s's opt-in maximum; %s takes %d B", st->id,
              t->lim.smem_limit, t->arch->name, cmd, t->arch->smem_per_block_optin);
         t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
     }
     for (size_t i = 0; i < sizeof limit_opts / sizeof limit_opts[0]; ++i) {
-        if (!(t->given & CLI_GIVEN(limit_opts[i].opt)))
+        if (!(t->given & limit_opts[i].opt))
             continue;
         char was[96];
         limit_text(&study, limit_opts[i].opt, was, sizeof was);
@@ -141,8 +141,8 @@ int cli_study_target(cli_target *t, const fattn_confirm_study *st, const char *d
     return FATTN_OK;
 }
 
-int cli_study_kernel(const fattn_kernel_src *src, const fattn_confirm_study *st, int allow, const char *cmd,
-                     cli_study_notes *notes)
+int fattn_study_kernel(const fattn_kernel_src *src, const fattn_study_info *st, int allow, const char *cmd,
+                       fattn_notes *notes)
 {
     if (!strcmp(src->hash, st->kernel_hash))
         return FATTN_OK;

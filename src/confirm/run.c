@@ -1,0 +1,283 @@
+/*
+ * run.c - the confirm procedure (run.h).
+ */
+#include "confirm/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline/cudnn.h"
+#include "compile/nvrtc.h"
+#include "tune/tune.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+
+/* The seed salt of confirm's inputs: not the ones the search timed on. */
+#define CONFIRM_SALT 0x636f6e6669726dull
+
+int fattn_confirm_baseline_parse(const char *arg, fattn_confirm_baseline *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!arg)
+        return FATTN_OK;
+    if (!strcmp(arg, "cudnn")) {
+        b->is_cudnn = 1;
+    } else if (!strncmp(arg, "config:", 7)) {
+        int rc = fattn_config_parse(arg + 7, "--baseline config:KEY", &b->cand.cfg);
+        if (rc)
+            return rc;
+        fattn_config_key(&b->cand.cfg, b->cand.key);
+    } else if (!strncmp(arg, "trial:", 6)) {
+        long trial;
+        if (fattn_parse_long(arg + 6, 1, 2147483647L, &trial))
+            return fattn_error(FATTN_EUSAGE, "--baseline '%s': expected trial:ID with a trial id", arg);
+        b->trial = trial;
+    } else {
+        return fattn_error(FATTN_EUSAGE, "--baseline '%s': expected cudnn, config:KEY or trial:ID", arg);
+    }
+    snprintf(b->why, sizeof b->why, "as given");
+    return FATTN_OK;
+}
+
+/* Gates and compiles a configuration for the study's shape and arch. */
+static int compile_cfg(const fattn_compile_ctx *cc, const fattn_target *t, const char *key, const char *role,
+                       fattn_compile_item *item)
+{
+    char who[FATTN_KEY_MAX + 16];
+    snprintf(who, sizeof who, "%s %s", role, key);
+    int rc = fattn_gates_pass(&item->cfg, t, who);
+    return rc ? rc : fattn_compile_pass(cc, who, item);
+}
+
+/* The default baseline: cuDNN for non-causal shapes where it loads (the
+ * fake engine of the tests has one), else the first FA2-like configuration
+ * that passes the static gates. */
+static void baseline_default(fattn_confirm_baseline *b, const fattn_study_info *st, const fattn_compile_ctx *cc)
+{
+    char why[320] = "";
+    fattn_cudnn *c = NULL;
+    if (!st->shape.causal && (getenv("FATTN_WORKER_HOOK") || !fattn_cudnn_load(&c, why, sizeof why))) {
+        fattn_cudnn_free(&c, NULL);
+        b->is_cudnn = 1;
+        snprintf(b->given, sizeof b->given, "cudnn");
+        snprintf(b->why, sizeof b->why, "the default for non-causal shapes");
+        return;
+    }
+    const char *const *keys = fattn_confirm_fa2_keys(st->shape.head_dim);
+    for (int i = 0; keys[i]; ++i) {
+        fattn_verdict v;
+        fattn_config cfg;
+        if (fattn_config_parse(keys[i], "FA2-like", &cfg))
+            continue;
+        fattn_gate_input in = {&cfg, cc->shape, cc->arch, cc->lim};
+        if (!fattn_gates_static(&in, &v, NULL) || !keys[i + 1]) {
+            b->cand.cfg = cfg;
+            fattn_config_key(&cfg, b->cand.key);
+            break;
+        }
+    }
+    snprintf(b->given, sizeof b->given, "config:%s", b->cand.key);
+    snprintf(b->why, sizeof b->why, "the FlashAttention-2-like configuration of our kernel (%s)",
+             st->shape.causal ? "causal shape: cuDNN's fused operation takes no mask" : "libcudnn did not load");
+}
+
+/* The study, its candidates and the baseline, read from the store. */
+static int load(const fattn_confirm_opts *o, fattn_store *s, fattn_confirm_report *rep)
+{
+    fattn_confirm_baseline *b = &rep->baseline;
+    int rc;
+    if ((rc = fattn_store_study_info(s, o->study, &rep->study))
+        || (rc = fattn_store_top_trials(s, rep->study.id, o->top, rep->cands, &rep->k)))
+        return rc;
+    if (b->is_cudnn && rep->study.shape.causal)
+        return fattn_error(FATTN_EUSAGE,
+                           "--baseline cudnn: study %lld is causal, and cuDNN's fused attention takes no "
+                           "mask; use --baseline config:KEY or leave --baseline out",
+                           rep->study.id);
+    if (b->trial && (rc = fattn_confirm_trial(s, b->trial, &rep->study, &b->cand)))
+        return rc;
+    if (o->baseline_arg)
+        snprintf(b->given, sizeof b->given, "%s", o->baseline_arg);
+    return FATTN_OK;
+}
+
+/* The statistics of each candidate against the baseline, and against its
+ * previous confirmation. */
+static int compare_all(const fattn_confirm_opts *o, fattn_store *s, const fattn_eval_result *res,
+                       fattn_confirm_report *rep)
+{
+    const fattn_eval_result *base = &res[rep->k];
+    fattn_compare_opts copts = {(size_t)o->resamples, (uint64_t)o->measure.seed, 0.95, o->target};
+    rep->failed = base->status != FATTN_EVAL_OK;
+    for (int i = 0; i < rep->k; ++i) {
+        fattn_confirm_outcome *x = &rep->oc[i];
+        if (res[i].status != FATTN_EVAL_OK || base->status != FATTN_EVAL_OK) {
+            const fattn_eval_result *bad = res[i].status != FATTN_EVAL_OK ? &res[i] : base;
+            x->verdict = fattn_eval_status_name(bad->status);
+            snprintf(x->detail, sizeof x->detail, "%s: %s", bad == base ? "baseline" : "candidate", bad->detail);
+            rep->failed = 1;
+            continue;
+        }
+        fattn_compare(res[i].samples, res[i].nsamples, base->samples, base->nsamples, &copts, &x->cmp);
+        x->compared = 1;
+        x->verdict = x->cmp.verdict;
+        snprintf(x->detail, sizeof x->detail, "%s", res[i].detail);
+        if (!o->against)
+            continue;
+        int r = fattn_store_confirmation_previous(s, rep->cands[i].key, rep->device, &rep->study.shape, &x->prev);
+        if (r < 0)
+            return r;
+        x->has_prev = r;
+        if (r) {
+            x->change_pct = (x->cmp.cand_median / x->prev.median_us - 1) * 100;
+            x->regression = x->change_pct > o->threshold && x->cmp.cand_lo > x->prev.ci_hi_us;
+            rep->regressions += x->regression;
+        }
+    }
+    return FATTN_OK;
+}
+
+/* Every candidate's confirmation, with its samples, in one transaction. */
+static int record(const fattn_confirm_opts *o, fattn_store *s, const fattn_kernel_src *src,
+                  const fattn_eval_result *res, fattn_confirm_report *rep)
+{
+    const fattn_confirm_baseline *b = &rep->baseline;
+    int rc = fattn_store_begin(s);
+    for (int i = 0; !rc && i < rep->k; ++i) {
+        fattn_confirm_outcome *x = &rep->oc[i];
+        fattn_confirm_rec r = {
+            .study_id = rep->study.id,
+            .trial_id = rep->cands[i].trial,
+            .config_key = rep->cands[i].key,
+            .arch = rep->arch,
+            .device = rep->device,
+            .kernel_hash = src->hash,
+            .as_searched = !strcmp(src->hash, rep->study.kernel_hash) && !strcmp(rep->arch, rep->study.arch),
+            .baseline = b->given,
+            .base_kind = b->is_cudnn ? "cudnn" : "config",
+            .base_desc = rep->base_desc,
+            .n = o->n,
+            .seed = o->measure.seed,
+            .resamples = (size_t)o->resamples,
+            .level = 0.95,
+            .target = o->target,
+            .timing_method = rep->method,
+            .cand = &res[i],
+            .base = &res[rep->k],
+            .cmp = x->compared ? &x->cmp : NULL,
+            .verdict = x->verdict,
+            .detail = x->detail,
+            .previous_id = x->has_prev ? x->prev.id : 0,
+            .change_pct = x->change_pct,
+            .regression = x->regression,
+        };
+        if ((rc = fattn_store_confirmation_add(s, &r, &x->id)))
+            fattn_store_rollback(s);
+    }
+    return rc ? rc : fattn_store_commit(s);
+}
+
+int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_gpu *gpu, fattn_store *s, FILE *log,
+                      fattn_confirm_report *rep)
+{
+    fattn_compile_item items[FATTN_CONFIRM_MAX_TOP + 1];
+    fattn_eval_request reqs[FATTN_CONFIRM_MAX_TOP + 1];
+    fattn_eval_result res[FATTN_CONFIRM_MAX_TOP + 1];
+    fattn_kernel_src src = {0};
+    fattn_evaluator *ev = NULL;
+    fattn_measure m = o->measure;
+    fattn_notes notes = {0};
+    char *include = NULL;
+    int rc, have_src = 0, k;
+
+    memset(rep, 0, sizeof *rep);
+    memset(items, 0, sizeof items);
+    memset(res, 0, sizeof res);
+    rep->baseline = o->baseline;
+    if (o->top < 1 || o->top > FATTN_CONFIRM_MAX_TOP)
+        return fattn_error(FATTN_EUSAGE, "confirm: %d candidates; expected 1 to %d", o->top, FATTN_CONFIRM_MAX_TOP);
+    if ((rc = load(o, s, rep)))
+        goto out;
+    k = rep->k;
+
+    /* The kernel the study measured, on the study's shape and arch under the
+     * gate limits it was searched with (those given override). */
+    const fattn_study_info *st = &rep->study;
+    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, st->fam->kernel_file, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_study_kernel(&src, st, o->allow_kernel, "confirm", &notes))
+        || (rc = fattn_study_target(t, st, t->arch_name, o->allow_arch, "confirm", &notes)))
+        goto out;
+    snprintf(rep->arch, sizeof rep->arch, "%s", t->arch->name);
+    m.samples = o->n;
+    m.timing_salt = CONFIRM_SALT;
+    fattn_measure_plan(&m, t, gpu);
+    if ((rc = fattn_cuda_include(&include)))
+        goto out;
+    fattn_compile_ctx cc = {
+        .src = &src, .cuda_include = include, .arch = t->arch, .shape = &t->shape, .lim = &t->lim, .jobs = 1};
+    fattn_confirm_baseline *b = &rep->baseline;
+    if (!o->baseline_arg)
+        baseline_default(b, st, &cc);
+    for (int i = 0; i < k; ++i) {
+        items[i].cfg = rep->cands[i].cfg;
+        if ((rc = compile_cfg(&cc, t, rep->cands[i].key, "candidate", &items[i])))
+            goto out;
+    }
+    if (!b->is_cudnn) {
+        items[k].cfg = b->cand.cfg;
+        if ((rc = compile_cfg(&cc, t, b->cand.key, "baseline", &items[k])))
+            goto out;
+    }
+    if (log)
+        fattn_notes_print(&notes, log);
+
+    /* Measure: the candidates, then the baseline, in turn. */
+    if ((rc = fattn_open_gpu_evaluator(t, &m, dir, include, &ev)))
+        goto out;
+    snprintf(rep->device, sizeof rep->device, "%s", ev->device);
+    snprintf(rep->method, sizeof rep->method, "%s", ev->method);
+    uint64_t seed = fattn_numerics_seed((uint64_t)m.seed ^ CONFIRM_SALT, 0);
+    for (int i = 0; i <= k; ++i) {
+        int is_base = i == k;
+        const fattn_compile_item *it = &items[i];
+        if (is_base && b->is_cudnn)
+            reqs[i] = (fattn_eval_request){&b->cand.cfg, "baseline-cudnn", NULL, 0, 0, 0, seed, "cudnn"};
+        else
+            reqs[i] = (fattn_eval_request){&it->cfg,
+                                           is_base ? b->cand.key : rep->cands[i].key,
+                                           it->entry.cubin,
+                                           it->entry.cubin_size,
+                                           it->entry.res.smem_dynamic,
+                                           it->entry.res.threads,
+                                           seed,
+                                           NULL};
+    }
+    if (log)
+        fprintf(log, "confirm: %d candidate%s and the baseline, %d rounds interleaved on %s...\n", k, k == 1 ? "" : "s",
+                o->n, ev->device);
+    if ((rc = fattn_evaluate_interleaved(ev, reqs, (size_t)k + 1, o->n, res)))
+        goto out;
+
+    /* The statistics, the regression check, and the record. */
+    const fattn_eval_result *base = &res[k];
+    rep->base_ok = base->status == FATTN_EVAL_OK;
+    snprintf(rep->base_detail, sizeof rep->base_detail, "%s", base->detail);
+    snprintf(rep->base_desc, sizeof rep->base_desc, "%s",
+             b->is_cudnn ? (base->baseline[0] ? base->baseline : "cuDNN") : b->cand.key);
+    if (!(rc = compare_all(o, s, res, rep)))
+        rc = record(o, s, &src, res, rep);
+out:
+    for (int i = 0; i <= FATTN_CONFIRM_MAX_TOP; ++i) {
+        fattn_eval_result_release(&res[i]);
+        fattn_compile_item_release(&items[i]);
+    }
+    fattn_evaluator_close(&ev);
+    free(include);
+    if (have_src)
+        fattn_kernel_src_release(&src);
+    return rc;
+}

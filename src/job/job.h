@@ -1,0 +1,134 @@
+/*
+ * job.h - what a procedure (search, confirm, bench, check, compile) runs on,
+ * as plain structs below the CLI: the target (space, shape, arch, gate
+ * limits), how candidates are measured, and the GPU; the passes that
+ * re-gate and re-compile one configuration; and a stored study taken up
+ * again (its shape, arch, limits and kernel), with the notes saying what
+ * was decided.
+ */
+#ifndef FATTN_JOB_JOB_H
+#define FATTN_JOB_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compile/batch.h"
+#include "gates/gates.h"
+#include "gpu/device.h"
+#include "run/evaluator.h"
+#include "space/space.h"
+#include "store/read.h"
+#include "target/arch.h"
+#include "target/shape.h"
+
+/* The gate limits given by the caller (fattn_target.given), which a
+ * stored study's limits do not override; in the order of the CLI's limit
+ * options. */
+enum {
+    FATTN_GIVEN_SMEM_LIMIT = 1u << 0,
+    FATTN_GIVEN_MAX_BANK_WAYS = 1u << 1,
+    FATTN_GIVEN_MIN_COALESCING = 1u << 2,
+    FATTN_GIVEN_MEM_BUDGET = 1u << 3,
+    FATTN_GIVEN_MAX_SPILL_BYTES = 1u << 4,
+    FATTN_GIVEN_MIN_OCCUPANCY = 1u << 5,
+    FATTN_GIVEN_STRICT_OCCUPANCY = 1u << 6,
+    FATTN_GIVEN_SKIP = 1u << 8, /* --unsafe-skip-gate */
+};
+
+typedef struct fattn_target {
+    const char *space_path; /* NULL: the default space */
+    fattn_space space;
+    int space_loaded;
+    const char *shape_text; /* as given, parsed by fattn_target_finish */
+    fattn_shape shape;
+    int causal;
+    const char *arch_name; /* NULL: the GPU's */
+    const fattn_arch *arch;
+    int device;
+    fattn_gpu_info gpu; /* probed for the arch when none is named */
+    int have_gpu;
+    const char *smem_limit_text; /* bytes, 100K or max: resolved once the arch is known */
+    const char *filter_text;
+    fattn_filter filter;
+    fattn_gate_limits lim;
+    unsigned given; /* FATTN_GIVEN_* */
+} fattn_target;
+
+void fattn_target_init(fattn_target *t);
+void fattn_target_release(fattn_target *t);
+
+enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
+
+/* Validates and completes the target: parses the shape, resolves the arch
+ * (from the GPU when none is named) and the shared-memory limit, loads the
+ * space and reads the filter against it. `cmd` names the command in the
+ * messages. */
+int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
+
+/* How candidates are measured (search, bench, confirm). */
+typedef struct fattn_measure {
+    long reps, warmup, samples, timing_sets, seed;
+    double timeout_ms, setup_ms;
+    fattn_tolerance tol;
+    int flush_l2;
+    uint64_t timing_salt; /* mixed into the timing inputs' seed: confirm's are not the search's */
+} fattn_measure;
+
+void fattn_measure_init(fattn_measure *m);
+
+typedef struct fattn_gpu {
+    int present;
+    fattn_gpu_info info;
+} fattn_gpu;
+
+/* Probes the GPU and takes the arch from it (a different t->arch_name is a
+ * usage error). Without a GPU: "<cmd> needs a GPU: <why><without>",
+ * FATTN_EFAIL. With $FATTN_WORKER_HOOK (the tests' fake engine) no GPU is
+ * probed. */
+int fattn_gpu_arch(fattn_target *t, fattn_gpu *g, const char *cmd, const char *without);
+
+/* Fills in the default timing sets for the shape and the L2, and the
+ * device-memory budget. */
+void fattn_measure_plan(fattn_measure *m, fattn_target *t, const fattn_gpu *g);
+
+/* Compiles the reference kernel and starts the GPU evaluator. */
+int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *m, const char *kernel_dir, const char *include,
+                             fattn_evaluator **ev);
+
+/* For procedures that run one given configuration (bench, confirm): the
+ * static gates, and NVRTC with the post-compile gates (into *item, whose cfg
+ * is set). Either failing is an error "WHO is rejected by the G gate:
+ * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
+int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char *who);
+int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
+
+/* What a procedure decided on its own, said once nothing else can refuse
+ * the command (so that a refusal is one line alone). */
+#define FATTN_NOTES_MAX 12
+typedef struct fattn_notes {
+    int n;
+    char line[FATTN_NOTES_MAX][600];
+} fattn_notes;
+
+/* Prints the notes, one line each ("fattn-tune: note: ..."). */
+void fattn_notes_print(const fattn_notes *notes, FILE *f);
+
+/* For the procedures that re-gate or re-compile a stored study's
+ * configuration (confirm, bench --trial, export --kernel): the study's shape
+ * and arch into *t, and the gate limits it was searched under (limits_json),
+ * each limit in t->given overriding the study's; then the arch and the
+ * shared-memory limit resolved. Notes: the study's limits (or, for a study
+ * that stored none, the defaults), each override, a limit clamped to the
+ * arch. `device_arch` is the GPU's (NULL: none known, the study's is
+ * taken); when it differs from the study's, the procedure stops
+ * (FATTN_EFAIL, naming both) unless `allow_arch`, which re-gates and
+ * re-compiles for the device's, with a note. */
+int fattn_study_target(fattn_target *t, const fattn_study_info *st, const char *device_arch, int allow_arch,
+                       const char *cmd, fattn_notes *notes);
+
+/* The kernel source against the study's: the same hash, or FATTN_EFAIL
+ * naming both unless `allow` (--allow-kernel-change), with a note. */
+int fattn_study_kernel(const fattn_kernel_src *src, const fattn_study_info *st, int allow, const char *cmd,
+                       fattn_notes *notes);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * pass.c - one configuration through the static gates and through NVRTC
+ * with the post-compile gates, a rejection being an error (job.h).
+ */
+#include "job/job.h"
+#include "util/err.h"
+
+static int rejected(const char *who, int reason, const fattn_verdict *v)
+{
+    return fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", who, fattn_reason(reason)->code,
+                       v->detail, fattn_reason(reason)->fix);
+}
+
+int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char *who)
+{
+    fattn_verdict v;
+    fattn_gate_input in = {cfg, &t->shape, t->arch, &t->lim};
+    int r = fattn_gates_static(&in, &v, NULL);
+    return r ? rejected(who, r, &v) : FATTN_OK;
+}
+
+int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item)
+{
+    fattn_compile_one(cc, item);
+    if (item->env_error)
+        return fattn_error(FATTN_EFAIL, "%s: %s", who, item->env_msg);
+    return item->reason ? rejected(who, item->reason, &item->verdict) : FATTN_OK;
+}

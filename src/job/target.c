@@ -1,0 +1,96 @@
+/*
+ * target.c - the target a procedure works on: its space, shape, arch and
+ * gate limits, validated and completed (job.h).
+ */
+#include <string.h>
+
+#include "job/job.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+
+void fattn_target_init(fattn_target *t)
+{
+    memset(t, 0, sizeof *t);
+    fattn_gate_limits_default(&t->lim);
+}
+
+void fattn_target_release(fattn_target *t)
+{
+    if (t->space_loaded)
+        fattn_space_release(&t->space);
+    t->space_loaded = 0;
+}
+
+static int resolve_arch(fattn_target *t, const char *cmd)
+{
+    char why[320];
+    if (t->arch_name) {
+        t->arch = fattn_arch_find(t->arch_name);
+        if (!t->arch)
+            return fattn_error(FATTN_EUSAGE, "--arch '%s': unknown architecture; expected one of %s", t->arch_name,
+                               fattn_arch_choices());
+        return FATTN_OK;
+    }
+    if (fattn_gpu_probe(t->device, &t->gpu, why, sizeof why))
+        return fattn_error(FATTN_EUSAGE,
+                           "%s needs an architecture: no --arch given and none to take from a GPU "
+                           "(%s); pass --arch %s",
+                           cmd, why, fattn_arch_choices());
+    t->have_gpu = 1;
+    t->arch = fattn_arch_from_cc(t->gpu.cc_major, t->gpu.cc_minor);
+    if (!t->arch)
+        return fattn_error(FATTN_EUSAGE,
+                           "GPU %d (%s) is compute capability %d.%d, which fattn-tune does not target; "
+                           "pass --arch %s",
+                           t->device, t->gpu.name, t->gpu.cc_major, t->gpu.cc_minor, fattn_arch_choices());
+    return FATTN_OK;
+}
+
+static int resolve_smem_limit(fattn_target *t)
+{
+    uint64_t bytes;
+    if (!t->smem_limit_text)
+        return FATTN_OK;
+    if (strcmp(t->smem_limit_text, "max") == 0 || strcmp(t->smem_limit_text, "optin") == 0) {
+        t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
+        return FATTN_OK;
+    }
+    if (fattn_parse_bytes(t->smem_limit_text, &bytes) || bytes < 1024)
+        return fattn_error(FATTN_EUSAGE, "--smem-limit '%s': expected a byte count such as 49152, 100K or 'max'",
+                           t->smem_limit_text);
+    if (bytes > (uint64_t)t->arch->smem_per_block_optin)
+        return fattn_error(FATTN_EUSAGE,
+                           "--smem-limit %s: %llu bytes is over %s's opt-in maximum of %d bytes per "
+                           "block; expected at most %d (or 'max')",
+                           t->smem_limit_text, (unsigned long long)bytes, t->arch->name, t->arch->smem_per_block_optin,
+                           t->arch->smem_per_block_optin);
+    t->lim.smem_limit = (unsigned)bytes;
+    return FATTN_OK;
+}
+
+int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
+{
+    int rc;
+    if (needs & FATTN_NEED_SHAPE) {
+        if (!t->shape_text)
+            return fattn_error(FATTN_EUSAGE, "%s needs --shape B,H,S,D (such as --shape 2,8,512,64)", cmd);
+        if ((rc = fattn_shape_parse(t->shape_text, &t->shape)))
+            return rc;
+        t->shape.causal = t->causal;
+    }
+    if (needs & FATTN_NEED_ARCH) {
+        if ((rc = resolve_arch(t, cmd)) || (rc = resolve_smem_limit(t)))
+            return rc;
+    }
+    if (needs & FATTN_NEED_SPACE) {
+        if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
+            return rc;
+        t->space_loaded = 1;
+        if (t->filter_text
+            && ((rc = fattn_filter_parse(t->filter_text, t->space.fam, &t->filter))
+                || (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space))))
+            return rc;
+    }
+    return FATTN_OK;
+}

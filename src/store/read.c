@@ -1,0 +1,114 @@
+/*
+ * read.c - the store's read side for the procedures (read.h).
+ */
+#include "store/read.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/escape.h"
+
+int fattn_store_study_info(fattn_store *s, long long id, fattn_study_info *out)
+{
+    sqlite3_stmt *st;
+    memset(out, 0, sizeof *out);
+    if (!id && !(id = fattn_latest_study(s)))
+        return FATTN_EFAIL;
+    if (fattn_study_exists(s, id))
+        return FATTN_EUSAGE;
+    if (sqlite3_prepare_v2(
+            fattn_store_db(s),
+            "SELECT batch, heads, seqlen, head_dim, causal, arch, kernel_hash, device, limits_json, family FROM "
+            "studies WHERE id = ?1",
+            -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read studies");
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read studies");
+    }
+    out->id = id;
+    out->shape.batch = sqlite3_column_int(st, 0);
+    out->shape.heads = sqlite3_column_int(st, 1);
+    out->shape.seqlen = sqlite3_column_int(st, 2);
+    out->shape.head_dim = sqlite3_column_int(st, 3);
+    out->shape.causal = sqlite3_column_int(st, 4);
+    snprintf(out->arch, sizeof out->arch, "%s", (const char *)sqlite3_column_text(st, 5));
+    snprintf(out->kernel_hash, sizeof out->kernel_hash, "%s", (const char *)sqlite3_column_text(st, 6));
+    const unsigned char *dev = sqlite3_column_text(st, 7);
+    snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
+    const unsigned char *lim = sqlite3_column_text(st, 8);
+    snprintf(out->limits_json, sizeof out->limits_json, "%s", lim ? (const char *)lim : "");
+    const char *family = (const char *)sqlite3_column_text(st, 9);
+    int rc = FATTN_OK;
+    if (!(out->fam = fattn_family_find(family ? family : ""))) {
+        char *safe = fattn_terminal_safe(family ? family : "");
+        rc = fattn_error(FATTN_EFAIL,
+                         "study %lld searched the kernel family '%s', which this fattn-tune does not have (it has "
+                         "%s); use the fattn-tune that wrote it",
+                         id, safe, fattn_family_names());
+        free(safe);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int read_cand(sqlite3_stmt *st, fattn_trial_cand *c)
+{
+    memset(c, 0, sizeof *c);
+    c->trial = sqlite3_column_int64(st, 0);
+    snprintf(c->key, sizeof c->key, "%s", (const char *)sqlite3_column_text(st, 1));
+    c->median_us = sqlite3_column_double(st, 2);
+    return fattn_config_parse(c->key, "stored trial", &c->cfg);
+}
+
+int fattn_store_top_trials(fattn_store *s, long long study, int k, fattn_trial_cand *out, int *n)
+{
+    sqlite3_stmt *st;
+    *n = 0;
+    if (sqlite3_prepare_v2(fattn_store_db(s),
+                           "SELECT min(id), config_key, min(median_us) AS m FROM trials WHERE study_id = ?1 AND "
+                           "status = 'ok' AND median_us IS NOT NULL GROUP BY config_key ORDER BY m, min(id) LIMIT ?2",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, study);
+    sqlite3_bind_int(st, 2, k);
+    int r, rc = FATTN_OK;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        if (!(rc = read_cand(st, &out[*n])))
+            ++*n;
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    if (!*n)
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld has no timed trial: nothing to confirm (run fattn-tune search on a GPU "
+                           "first; fattn-tune query trials --study %lld lists what it has)",
+                           study, study);
+    return FATTN_OK;
+}
+
+int fattn_store_trial_cand(fattn_store *s, long long trial, const char *option, fattn_trial_cand *cand,
+                           fattn_study_info *study)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(fattn_store_db(s), "SELECT id, config_key, median_us, study_id FROM trials WHERE id = ?1",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read trials");
+    sqlite3_bind_int64(st, 1, trial);
+    int r = sqlite3_step(st), rc;
+    long long id = r == SQLITE_ROW ? sqlite3_column_int64(st, 3) : 0;
+    if (r == SQLITE_ROW)
+        rc = read_cand(st, cand);
+    else if (r == SQLITE_DONE)
+        rc = fattn_error(FATTN_EUSAGE, "%s%lld: no such trial in %s", option, trial, fattn_store_path(s));
+    else
+        rc = fattn_store_fail(s, "cannot read trials");
+    sqlite3_finalize(st);
+    return rc ? rc : fattn_store_study_info(s, id, study);
+}

@@ -1,0 +1,189 @@
+/*
+ * test_confirm_run.c - the confirm procedure in-process (confirm/run.h),
+ * without the CLI, on the fake engine ($FATTN_WORKER_HOOK=fake; this
+ * program is its own worker, `__worker FD`): a study built here with three
+ * timed trials is confirmed with its two fastest against the default
+ * baseline (cuDNN, non-causal): the candidates in order, every sample and
+ * statistic stored in one confirmation each, the report filled as the CLI
+ * prints it; then --against previous finds them; a study that measured
+ * another kernel source is refused naming both, nothing stored; a trial of
+ * another shape as the baseline is a usage error; a study's stored limits
+ * are taken up and said in a note.
+ *
+ *   test_confirm_run
+ */
+#include "t.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "confirm/run.h"
+#include "run/engine.h"
+#include "util/err.h"
+#include "util/paths.h"
+
+static char db_path[64];
+
+/* A study of `shape` with three timed trials (their medians typed in) and
+ * one rejected; returns its id. */
+static long long study(fattn_store *s, const fattn_shape *shape, const char *kernel_hash, const char *limits)
+{
+    static const struct {
+        const char *key;
+        double median;
+    } rows[] = {
+        {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", 7.4},
+        {"bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1", 6.1},
+        {"bm64-bn128-bk64-w4-s2-u1-cp1-sw1-h1", 8.9},
+        {"bm32-bn32-bk16-w4-s1-u1-cp0-sw0-h0", 0},
+    };
+    long long id = 0;
+    fattn_study_rec sr = {.command = "search",
+                          .strategy = "exhaustive",
+                          .shape = *shape,
+                          .arch = "sm_90",
+                          .nvrtc_version = "13.0",
+                          .space_path = "search/space.json",
+                          .space_hash = "test",
+                          .kernel_hash = kernel_hash,
+                          .limits_json = limits,
+                          .argv = "test_confirm_run"};
+    CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        fattn_config c;
+        long long tid;
+        char sql[256];
+        CHECK_INT(fattn_config_parse(rows[i].key, "test", &c), FATTN_OK);
+        fattn_trial_rec tr = {.study_id = id,
+                              .seq = (long long)i,
+                              .cfg = &c,
+                              .status = rows[i].median > 0 ? "ok" : "rejected",
+                              .reason = rows[i].median > 0 ? NULL : "tiling",
+                              .detail = "test",
+                              .compile_ms = -1};
+        CHECK_INT(fattn_store_trial_add(s, &tr, &tid), FATTN_OK);
+        snprintf(sql, sizeof sql, "UPDATE trials SET median_us = %g WHERE id = %lld AND %g > 0", rows[i].median, tid,
+                 rows[i].median);
+        CHECK_INT(fattn_store_exec(s, sql), FATTN_OK);
+    }
+    CHECK_INT(fattn_store_study_end(s, id, "done"), FATTN_OK);
+    return id;
+}
+
+static long long count(fattn_store *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    long long n = -1;
+    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* confirm of `id` with the options a plain `confirm --top 2 --n 20` has. */
+static int run(fattn_store *s, long long id, int against, const char *baseline, FILE *log, fattn_confirm_report *r)
+{
+    fattn_confirm_opts o = {.study = id, .n = 20, .top = 2, .resamples = 10000, .threshold = 3.0, .target = 1.1};
+    fattn_target t;
+    fattn_gpu gpu;
+    fattn_measure_init(&o.measure);
+    o.against = against;
+    o.baseline_arg = baseline;
+    int rc = fattn_confirm_baseline_parse(baseline, &o.baseline);
+    fattn_target_init(&t);
+    if (!rc)
+        rc = fattn_gpu_arch(&t, &gpu, "confirm", NULL);
+    if (!rc)
+        rc = fattn_confirm_run(&o, &t, &gpu, s, log, r);
+    fattn_target_release(&t);
+    return rc;
+}
+
+static void confirm_study(void)
+{
+    fattn_store *s;
+    fattn_kernel_src src;
+    fattn_confirm_report *r = calloc(1, sizeof *r);
+    CHECK_INT(fattn_kernel_src_load(fattn_default_kernel_dir(), "fattn_fwd.cu", &src), FATTN_OK);
+    CHECK_INT(fattn_store_open(db_path, FATTN_DB_WRITE, &s), FATTN_OK);
+    fattn_shape shape = {2, 8, 512, 64, 0};
+    long long id = study(s, &shape, src.hash, "{\"smem_limit\": 232448}");
+
+    char *logbuf = NULL;
+    size_t loglen = 0;
+    FILE *log = open_memstream(&logbuf, &loglen);
+    CHECK_INT(run(s, id, 0, NULL, log, r), FATTN_OK);
+    fclose(log);
+    CHECK_INT(r->k, 2);
+    CHECK_STR(r->cands[0].key, "bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1"); /* the fastest first */
+    CHECK_STR(r->cands[1].key, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1");
+    CHECK(r->baseline.is_cudnn);
+    CHECK_STR(r->baseline.given, "cudnn");
+    CHECK_CONTAINS(r->baseline.why, "default for non-causal");
+    CHECK(r->base_ok);
+    CHECK_STR(r->arch, "sm_90");
+    CHECK(!r->failed && !r->regressions);
+    for (int i = 0; i < 2; ++i) {
+        CHECK(r->oc[i].compared && r->oc[i].id > 0 && r->oc[i].verdict);
+        CHECK_INT((long long)r->oc[i].cmp.n_cand, 20);
+        CHECK(r->oc[i].cmp.cand_lo <= r->oc[i].cmp.cand_median && r->oc[i].cmp.cand_median <= r->oc[i].cmp.cand_hi);
+    }
+    CHECK_INT(count(s, "SELECT count(*) FROM confirmations"), 2);
+    CHECK_INT(count(s, "SELECT count(*) FROM confirmation_samples"), 2 * 2 * 20);
+    CHECK_INT(count(s, "SELECT count(*) FROM confirmations WHERE as_searched = 1 AND baseline = 'cudnn'"), 2);
+    /* The study's stored limit (--smem-limit max on sm_90) said, then the progress line. */
+    CHECK_CONTAINS(logbuf, "fattn-tune: note: confirm re-gates on sm_90 under the gate limits study");
+    CHECK_CONTAINS(logbuf, "shared memory <= 232448 B");
+    CHECK_CONTAINS(logbuf, "confirm: 2 candidates and the baseline, 20 rounds interleaved on ");
+    free(logbuf);
+
+    /* Again, against the previous confirmations. */
+    CHECK_INT(run(s, id, 1, NULL, NULL, r), FATTN_OK);
+    for (int i = 0; i < 2; ++i)
+        CHECK(r->oc[i].has_prev && r->oc[i].prev.id == i + 1);
+    CHECK_INT(count(s, "SELECT count(*) FROM confirmations WHERE previous_id IS NOT NULL"), 2);
+
+    /* A trial of another shape as the baseline: refused before measuring. */
+    fattn_shape other = {1, 4, 256, 64, 0};
+    long long id2 = study(s, &other, src.hash, "{}");
+    char arg[64];
+    snprintf(arg, sizeof arg, "trial:%lld", count(s, "SELECT min(id) FROM trials WHERE study_id = 2"));
+    (void)id2;
+    fattn_error_set_quiet(1);
+    CHECK_INT(run(s, id, 0, arg, NULL, r), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "the trial is for B=1 H=4 S=256 D=64");
+
+    /* A study that measured another kernel source: refused, nothing stored. */
+    long long id3 = study(s, &shape, "0123456789abcdef", "{}");
+    CHECK_INT(run(s, id3, 0, NULL, NULL, r), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "changed since study");
+    CHECK_CONTAINS(fattn_last_error(), "--allow-kernel-change");
+    fattn_error_set_quiet(0);
+    CHECK_INT(count(s, "SELECT count(*) FROM confirmations"), 4);
+
+    fattn_store_close(&s);
+    fattn_kernel_src_release(&src);
+    free(r);
+}
+
+int main(int argc, char **argv)
+{
+    /* The evaluator starts this program again as its worker. */
+    if (argc == 3 && !strcmp(argv[1], "__worker"))
+        return fattn_worker_main(atoi(argv[2])) ? 1 : 0;
+    if (argc != 1)
+        return T_HARNESS;
+    signal(SIGPIPE, SIG_IGN);
+    setenv("FATTN_WORKER_HOOK", "fake", 1);
+    snprintf(db_path, sizeof db_path, "/tmp/fattn-confirm-run.%d.db", (int)getpid());
+    T_RUN(confirm_study);
+    unlink(db_path);
+    char side[96];
+    snprintf(side, sizeof side, "%s-wal", db_path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db_path);
+    unlink(side);
+    return t_exit();
+}
