@@ -57,9 +57,9 @@
  * O(m * n + m^2) and O(K) per cell of the grid (K values per parameter).
  *
  * The settings were chosen on the landscape suite
- * (scripts/bench-search-quality.sh, docs/search-quality.md: what each one
- * did); the default strategy since stop 24, when it beat tpe on every
- * family of the suite.
+ * (lab/search-quality/bench-search-quality.sh; lab/search-quality/log.md:
+ * what each one did); the default strategy since stop 24, when it beat tpe
+ * on every family of the suite (docs/search-quality.md).
  */
 #include <math.h>
 #include <stdlib.h>

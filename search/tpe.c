@@ -38,7 +38,7 @@
  * new best resets it, and the model exploits around it.
  *
  * These settings were chosen on a suite of landscapes of five structural
- * families (scripts/bench-search-quality.sh, docs/search-quality.md) and
+ * families (lab/search-quality/bench-search-quality.sh, lab/search-quality/log.md) and
  * checked on landscapes of the suite they were not chosen on.
  *
  * Evaluated, pending and gate-rejected configurations are never proposed

@@ -6,7 +6,7 @@
  *  - registers, spills, stack frame and shared memory are stored for each,
  *  - the shared memory the cubin exports equals the layout model for each;
  * and a second identical run hits the compile cache for every configuration
- * and compiles nothing. (scripts/compile-all.sh does the same for every
+ * and compiles nothing. (lab/compile-all/compile-all.sh does the same for every
  * survivor; too long for CI.) The sanitizer build samples fewer (48: NVRTC,
  * whose allocations ASan intercepts, is most of the time there, and what
  * the sanitizers watch, our code per compiled item, is the same for each).

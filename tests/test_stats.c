@@ -1,6 +1,6 @@
 /*
  * test_stats.c - the statistics of confirm against numpy/scipy reference
- * values (tests/data/stats-vectors.json, written by scripts/stats_vectors.py),
+ * values (tests/data/stats-vectors.json, written by tests/tools/stats_vectors.py),
  * the bootstrap replayed on numpy's resample indices, its coverage on
  * synthetic data whose median is known, and the verdicts of a comparison.
  *

@@ -10,7 +10,7 @@
  * come from the landscape: a measured median, a post-compile rejection (no
  * GPU time, not a trial), or a GPU failure (a trial). For each strategy and
  * seed 1..SEEDS (default 10, at most 256) it counts the trials until one within 2% of the
- * landscape's optimum is measured, prints the table (scripts/bench-strategies.sh),
+ * landscape's optimum is measured, prints the table (lab/search-quality/bench-strategies.sh),
  * and checks: no strategy proposes a candidate twice or waits with nothing
  * outstanding; a resumed strategy never proposes what it was told; every
  * strategy reaches the target; the default strategy's median (and tpe's) is
@@ -18,7 +18,7 @@
  * --median-at-most bound holds (the CI cases of the landscape suite,
  * docs/search-quality.md). It also prints each strategy's median proposals
  * (compiles) until the target. --candidates prints the candidates with
- * their outcomes instead, for peers (scripts/optuna_peer.py).
+ * their outcomes instead, for peers (lab/search-quality/optuna_peer.py).
  *
  * With FATTN_TRACE set in the environment it also writes each run's trials to
  * stderr, for studying a strategy's path: `run STRATEGY SEED` at the start
@@ -216,7 +216,7 @@ static size_t bound_max[8];
 static int nbounds;
 
 /* Whether strategy `name` is benchmarked: all, or those the environment's
- * FATTN_STRATEGIES lists (comma-separated; for scripts/bench-search-quality.sh). */
+ * FATTN_STRATEGIES lists (comma-separated; for lab/search-quality/bench-search-quality.sh). */
 static int wanted(const char *name)
 {
     const char *list = getenv("FATTN_STRATEGIES");
@@ -344,7 +344,7 @@ int main(int argc, char **argv)
     int rc = load(argv[1], argv[2]);
     if (rc)
         return rc;
-    if (dump) { /* the candidates as the strategies see them, for peers (scripts/optuna_peer.py) */
+    if (dump) { /* the candidates as the strategies see them, for peers (lab/search-quality/optuna_peer.py) */
         for (size_t i = 0; i < S.n; ++i) {
             char key[FATTN_KEY_MAX];
             fattn_config_key(&S.cfg[i], key);

@@ -13,7 +13,7 @@
  *     method="asymptotic");
  *   - Cliff's delta, P(a > b) - P(a < b).
  * tests/data/stats-vectors.json holds reference values from scipy/numpy
- * (scripts/stats_vectors.py).
+ * (tests/tools/stats_vectors.py).
  */
 #ifndef FATTN_RUN_COMPARE_H
 #define FATTN_RUN_COMPARE_H

@@ -4,7 +4,7 @@
 # space, on uniform and peaky inputs: the measurement docs/numerics.md
 # justifies the norm-wise gate's default (--max-rel-l2 0.004) with.
 #
-#     scripts/numerics-distribution.sh [BUILD_DIR] > docs/numerics-rel-l2.csv
+#     lab/numerics/numerics-distribution.sh [BUILD_DIR] > lab/numerics/numerics-rel-l2.csv
 #
 # Writes one CSV row per checked case (space, configuration, shape, mask,
 # verdict, the worse input set's relative L2 error and which set it was) to
@@ -13,7 +13,7 @@
 # with a warm simulator cache on two cores.
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 tune=$(cd "$build" && pwd)/fattn-tune
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,7 +2,7 @@
 """synth_landscape.py - a synthetic landscape for testing search strategies
 without a GPU, until a real one from the device replaces it.
 
-Reads one study of a compile-all database (scripts/compile-all.sh: every
+Reads one study of a compile-all database (lab/compile-all/compile-all.sh: every
 configuration of the default space gated and compiled for an arch, no GPU)
 and writes a landscape file (the format `fattn-tune query landscape` writes
 and the replay evaluator reads): the study's static and post-compile
@@ -20,7 +20,7 @@ log-normal factor (sigma 4%, seeded by the key) stands for the interactions
 no simple model has. The numbers are plausible, not measured: the file
 says so in its device line.
 
-    python3 scripts/synth_landscape.py results/compile-all.db 2 > tests/data/landscape-synthetic-sm_90-2-8-512-64.csv
+    python3 tests/tools/synth_landscape.py results/compile-all.db 2 > tests/data/landscape-synthetic-sm_90-2-8-512-64.csv
 """
 import hashlib
 import math
@@ -69,6 +69,7 @@ def main():
         sys.exit("no study %s" % sys.argv[2])
     B, H, S, D, causal = st["batch"], st["heads"], st["seqlen"], st["head_dim"], st["causal"]
     print("# fattn-tune landscape 1")
+    # The former path (scripts/), as the committed landscapes have it.
     print("# device: synthetic (no GPU: a performance model over the %s compile of the default space, "
           "scripts/synth_landscape.py)" % st["arch"])
     print("# arch: %s" % st["arch"])

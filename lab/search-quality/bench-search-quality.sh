@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bench-search-quality.sh - every strategy of fattn-tune on every landscape of
-# the suite (scripts/landscape_suite.py: additive, interact, narrow,
+# the suite (tests/tools/landscape_suite.py: additive, interact, narrow,
 # deceptive, roofline, over the verdicts of a base landscape, with noise and
 # GPU failures), SEEDS strategy seeds on each of LSEEDS landscapes per family,
 # and, with PEERS=1, Optuna's TPESampler on the same landscapes with the same
-# trial accounting (scripts/optuna_peer.py). Prints, per family and strategy,
+# trial accounting (lab/search-quality/optuna_peer.py). Prints, per family and strategy,
 # the median and p90 of the trials (GPU runs) until a configuration within 2%
 # of the optimum is measured, and the median best time measured within 30 and
 # 60 trials over the optimum, pooled over the landscapes and seeds
@@ -12,9 +12,9 @@
 # Random search's distribution is also computed exactly ("random, exact": a
 # uniform order of the candidates that cost a trial, the first target in it),
 # which a sample of seeds only estimates. Markdown on stdout, for
-# docs/search-quality.md.
+# lab/search-quality/log.md and docs/search-quality.md.
 #
-#   scripts/bench-search-quality.sh [LSEEDS] [SEEDS]     (default 3 and 10)
+#   lab/search-quality/bench-search-quality.sh [LSEEDS] [SEEDS]     (default 3 and 10)
 #
 # FIRST=K       landscape seeds K..K+LSEEDS-1 (default 1); the strategy's
 #               settings were chosen on seeds 1-12, so FIRST=13 is held out
@@ -27,13 +27,13 @@
 #               and random's exact median and p90)
 # FATTN_STRATEGIES=a,b  only these strategies of fattn-tune (default: all)
 # PEERS=1       also Optuna (JOBS runs at once): PEER_SAMPLERS (default "tpe tpe-uni", see
-#               scripts/optuna_peer.py), from a virtual environment at
+#               lab/search-quality/optuna_peer.py), from a virtual environment at
 #               OPTUNA_VENV (default build/optuna-venv, made with pip when
 #               missing: a development-only dependency); PEER_CACHE=DIR keeps
 #               the peers' outputs there and reuses them (they are slow);
 #               PEER_SEEDS=N runs the peers with N seeds (default SEEDS)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 lseeds=${1:-3}
 seeds=${2:-10}
 first=${FIRST:-1}
@@ -56,7 +56,7 @@ if [ "$peers" = 1 ] && ! "$venv/bin/python" -c 'import optuna' 2>/dev/null; then
     python3 -m venv "$venv" >&2
     "$venv/bin/pip" install -q 'optuna>=5,<6' >&2
 fi
-python3 scripts/landscape_suite.py "$base" "$work" --seeds $((first + lseeds - 1)) --families "$families" >/dev/null
+python3 tests/tools/landscape_suite.py "$base" "$work" --seeds $((first + lseeds - 1)) --families "$families" >/dev/null
 for f in "$work"/*.csv; do
     s=${f##*-s}; s=${s%.csv}
     if [ "$s" -lt "$first" ]; then rm "$f"; fi
@@ -76,7 +76,7 @@ for f in "$work"/*.csv; do
     fi
 done >"$work/peer-runs"
 # The peers' runs not in the cache, JOBS at once (each written whole or not at all).
-xargs -r -P "$jobs" -L 1 sh -c '"$0" scripts/optuna_peer.py "$1" "$2" "$3" >"$4.tmp" && mv "$4.tmp" "$4"' \
+xargs -r -P "$jobs" -L 1 sh -c '"$0" lab/search-quality/optuna_peer.py "$1" "$2" "$3" >"$4.tmp" && mv "$4.tmp" "$4"' \
     "$venv/bin/python" <"$work/peer-runs"
 if [ "$peers" = 1 ]; then
     for f in "$work"/*.csv; do
@@ -118,7 +118,7 @@ for out in sorted(glob.glob(os.path.join(work, "*.peer"))):
     add(family, strat, [math.inf if r[3] == "-" else int(r[3]) for r in rows], [float(r[5]) for r in rows],
         [float(r[7]) for r in rows], lseed)
 
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "tests/tools")
 import landscape_suite as suite
 
 def exact_random(cand):
@@ -152,7 +152,7 @@ def fmt(x):
 
 only = os.environ.get("FATTN_STRATEGIES", "")
 fam_env = os.environ.get("FAMILIES", "")
-cmd = "`%sscripts/bench-search-quality.sh %d %d`" % (
+cmd = "`%slab/search-quality/bench-search-quality.sh %d %d`" % (
     ("FIRST=%d " % first if first != 1 else "") + ("FAMILIES=%s " % fam_env if fam_env else "") +
     ("PEERS=1 " if peers else "") +
     ("PEER_SAMPLERS=\"%s\" " % os.environ["PEER_SAMPLERS"] if peers and os.environ.get("PEER_SAMPLERS") else "") +

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """optuna_peer.py - Optuna's TPESampler (and random search through Optuna) on
 a landscape, with fattn-tune's trial accounting, as the peer of issue 14's
-benchmark (scripts/bench-search-quality.sh). Development only: the product
+benchmark (lab/search-quality/bench-search-quality.sh). Development only: the product
 does not depend on Python or Optuna.
 
     optuna_peer.py CANDIDATES SAMPLER SEEDS [--max-trials N] [--max-asks N]
@@ -38,7 +38,7 @@ until the target (or -), R the best time measured within the first 30 / 60
 trials over the optimum. With --trace, each run's trials also go to stderr
 as `tests/test_strategies` writes them with FATTN_TRACE set (`run optuna-SAMPLER
 SEED`, then `trace TRIAL - KEY KIND TIME/OPTIMUM`, KIND 0 measured, 2 a GPU
-failure with TIME 0), for scripts/narrow_regions.py.
+failure with TIME 0), for lab/search-quality/narrow_regions.py.
 """
 import argparse
 import math

@@ -2,7 +2,7 @@
 """Writes tests/data/stats-vectors.json: reference values from numpy/scipy for
 the statistics of `fattn-tune confirm` (src/run/compare.c).
 
-    /usr/bin/python3 scripts/stats_vectors.py > tests/data/stats-vectors.json
+    /usr/bin/python3 tests/tools/stats_vectors.py > tests/data/stats-vectors.json
 
 Cases: medians and percentiles (numpy's linear interpolation), Mann-Whitney U
 (scipy.stats.mannwhitneyu, two-sided, method="asymptotic", continuity and tie
@@ -76,6 +76,7 @@ boot = {
     "speedup_ci": np.percentile(mb / mc, [2.5, 97.5]).tolist(),
 }
 
+# "generator" keeps the former path (scripts/), as the committed tests/data/stats-vectors.json has it.
 json.dump({"generator": "scripts/stats_vectors.py", "numpy": np.__version__, "scipy": scipy.__version__,
            "percentiles": percentile_cases, "mann_whitney": mwu_cases, "bootstrap": boot},
           sys.stdout, indent=None, separators=(",", ":"))

@@ -23,7 +23,7 @@ sigma drawn from 2-5% per seed) and about 3% of the measured configurations
 turned into GPU failures (numerics, runtime_fault), which cost a trial and
 give no time. Everything is seeded: the same arguments write the same files.
 
-    scripts/landscape_suite.py BASE OUTDIR [--seeds N] [--families a,b,...]
+    tests/tools/landscape_suite.py BASE OUTDIR [--seeds N] [--families a,b,...]
 
 writes OUTDIR/FAMILY-sSEED.csv (seeds 1..N, default 3), each in the format
 `fattn-tune query landscape` writes and the replay evaluator reads.
@@ -220,6 +220,8 @@ def generate(family, seed, head, rows):
     lines = []
     for h in head:
         if h.startswith("# device:"):
+            # Names the script by its former path (scripts/), as the committed landscapes do, so that
+            # the same arguments still write the committed files byte for byte.
             h = ("# device: landscape suite (no GPU: %s, seed %d, noise %.1f%%, over the verdicts of the base; "
                  "scripts/landscape_suite.py)" % (family, seed, 100 * sigma))
         lines.append(h)

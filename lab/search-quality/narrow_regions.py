@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """narrow_regions.py - where a strategy meets the narrow region of a landscape
-of the suite (scripts/landscape_suite.py), for docs/search-quality.md
+of the suite (tests/tools/landscape_suite.py), for lab/search-quality/log.md
 ("Narrow: the first trial in the region"). Development only.
 
     narrow_regions.py first-hit FAMILY SEED RUNS < TRACE
@@ -36,7 +36,7 @@ of the suite (scripts/landscape_suite.py), for docs/search-quality.md
     narrow_regions.py near-share SEED RUNS < TRACE
         Where a strategy spends its trials on narrow-sSEED: over the first
         RUNS runs of a trace (FATTN_TRACE=1 tests/test_strategies, or
-        scripts/optuna_peer.py --trace), the trials after the first one at
+        lab/search-quality/optuna_peer.py --trace), the trials after the first one at
         the basin's best and before the target, and the share of them within
         two parameters of the basin's best.
 
@@ -56,10 +56,11 @@ import random
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
 import landscape_suite as suite  # noqa: E402
 
-BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data",
+BASE = os.path.join(ROOT, "tests", "data",
                     "landscape-synthetic-sm_90-2-8-512-64.csv")
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-sim.sh - the simulator's speed targets (issue 13), measured and
-# written to docs/sim-bench.md:
+# written to lab/sim-bench/sim-bench.md:
 #  1. the default configuration at B=1 H=2 S=130 D=64 through `fattn-tune
 #     check --config`, with an empty simulator cache (the host build
 #     included) and again with the build cached; target: the simulation under
@@ -9,11 +9,11 @@
 #     shape for sm_90, from an empty cache, --jobs = the processors; target:
 #     under 30 minutes on 2 cores.
 #
-#   scripts/bench-sim.sh [BUILD_DIR] [--quick]
+#   lab/sim-bench/bench-sim.sh [BUILD_DIR] [--quick]
 # --quick checks a sample of 40 survivors instead of all (a dry run of the
 # script; the document then says so).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
 quick=0
 for a in "$@"; do
@@ -68,12 +68,12 @@ read -r mean_build mean_run < <(sql "SELECT round(avg(compile_ms) / 1000.0, 3), 
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 cxx=$(sql "SELECT compiler FROM sim_runs WHERE id = $run")
 kernel=$(sql "SELECT substr(kernel_hash, 1, 12) FROM sim_runs WHERE id = $run")
-out=$root/docs/sim-bench.md
+out=$root/lab/sim-bench/sim-bench.md
 {
-    echo "# Simulator speed (scripts/bench-sim.sh)"
+    echo "# Simulator speed (lab/sim-bench/bench-sim.sh)"
     echo
     echo "Measured $(date -u +%Y-%m-%d) on $(nproc) processors ($cpu), $(free -g | awk '/Mem:/ {print $2}') GiB,"
-    echo "host compiler $cxx; kernel source $kernel. Regenerate with \`scripts/bench-sim.sh\`."
+    echo "host compiler $cxx; kernel source $kernel. Regenerate with \`lab/sim-bench/bench-sim.sh\`."
     echo
     echo "## One configuration: $default at B=1 H=2 S=130 D=64"
     echo

@@ -5,13 +5,13 @@
 # replayed from a landscape file (a real exhaustive run from the device, or
 # the synthetic one until a real one is committed).
 #
-#   scripts/bench-strategies.sh [LANDSCAPE] [SEEDS]
+#   lab/search-quality/bench-strategies.sh [LANDSCAPE] [SEEDS]
 #
 # Default: the last tests/data/landscape-*.csv (by name) measured on a GPU
 # (not synthetic, not one of the suite's, not the empty one), else the
 # synthetic one; 10 seeds. Prints a markdown table. Builds build/ if needed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 land=${1:-}
 seeds=${2:-10}
 if [ -z "$land" ]; then
