@@ -1,7 +1,9 @@
 /*
- * test_confirm_run.c - the confirm procedure in-process (confirm/run.h),
- * without the CLI, on the fake engine ($FATTN_WORKER_HOOK=fake; this
- * program is its own worker, `__worker FD`): a study built here with three
+ * test_procedures.c - the library's procedures in-process, without the CLI,
+ * on the fake engine ($FATTN_WORKER_HOOK=fake; this program is its own
+ * worker, `__worker FD`).
+ *
+ * confirm (confirm/run.h): a study built here with three
  * timed trials is confirmed with its two fastest against the default
  * baseline (cuDNN, non-causal): the candidates in order, every sample and
  * statistic stored in one confirmation each, the report filled as the CLI
@@ -10,7 +12,11 @@
  * another shape as the baseline is a usage error; a study's stored limits
  * are taken up and said in a note.
  *
- *   test_confirm_run
+ * bench (bench/bench.h): a configuration beside cuDNN on the shape given,
+ * in canonical key; a stored trial on its study's shape with its notes; a
+ * configuration the gates reject, and cuDNN on a causal shape, refused.
+ *
+ *   test_procedures
  */
 #include "t.h"
 
@@ -19,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "confirm/run.h"
 #include "run/engine.h"
 #include "util/err.h"
@@ -168,6 +175,64 @@ static void confirm_study(void)
     free(r);
 }
 
+static int bench(fattn_store *s, const char *config, long long trial, const char *shape, int causal, FILE *log,
+                 fattn_bench_report *r)
+{
+    fattn_bench_opts o = {.config = config, .trial = trial, .baseline_cudnn = 1};
+    fattn_target t;
+    fattn_measure_init(&o.measure);
+    fattn_target_init(&t);
+    t.shape_text = shape;
+    t.arch_name = trial ? NULL : "sm_90"; /* bench --arch sm_90; a trial takes its study's */
+    t.causal = causal;
+    int rc = fattn_bench_run(&o, &t, s, log, r);
+    fattn_target_release(&t);
+    return rc;
+}
+
+static void bench_config(void)
+{
+    fattn_bench_report r;
+    CHECK_INT(bench(NULL, "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,NUM_WARPS=4", 0, "1,4,256,64", 0, NULL, &r), FATTN_OK);
+    CHECK_STR(r.key, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1");
+    CHECK_INT(r.shape.seqlen, 256);
+    CHECK_STR(r.arch, "sm_90");
+    CHECK_INT(r.res.status, FATTN_EVAL_OK);
+    CHECK(r.res.has_timing && r.res.timing.median_us > 0 && r.res.has_numerics);
+    CHECK_INT(r.base.status, FATTN_EVAL_OK);
+    CHECK(r.base.has_timing && r.base.baseline[0]);
+    fattn_bench_report_release(&r);
+
+    fattn_error_set_quiet(1);
+    CHECK_INT(bench(NULL, "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", 0, "1,4,256,64", 1, NULL, &r), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "takes no causal mask");
+    fattn_bench_report_release(&r);
+    CHECK_INT(bench(NULL, "bm128-bn128-bk128-w4-s4-u1-cp1-sw1-h1", 0, "1,4,256,128", 0, NULL, &r), FATTN_EFAIL);
+    CHECK_CONTAINS(fattn_last_error(), "bm128-bn128-bk128-w4-s4-u1-cp1-sw1-h1 is rejected by the smem_overflow gate");
+    fattn_bench_report_release(&r);
+    fattn_error_set_quiet(0);
+}
+
+static void bench_trial(void)
+{
+    fattn_store *s;
+    fattn_bench_report r;
+    char *logbuf = NULL;
+    size_t loglen = 0;
+    CHECK_INT(fattn_store_open(db_path, FATTN_DB_READ, &s), FATTN_OK);
+    FILE *log = open_memstream(&logbuf, &loglen);
+    CHECK_INT(bench(s, NULL, 2, NULL, 0, log, &r), FATTN_OK); /* trial 2 of study 1, 2,8,512,64 */
+    fclose(log);
+    CHECK_STR(r.key, "bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1");
+    CHECK_INT(r.shape.batch, 2);
+    CHECK_INT(r.shape.seqlen, 512);
+    CHECK_INT(r.res.status, FATTN_EVAL_OK);
+    CHECK_CONTAINS(logbuf, "bench --trial re-gates on sm_90 under the gate limits study 1");
+    fattn_bench_report_release(&r);
+    free(logbuf);
+    fattn_store_close(&s);
+}
+
 int main(int argc, char **argv)
 {
     /* The evaluator starts this program again as its worker. */
@@ -177,8 +242,10 @@ int main(int argc, char **argv)
         return T_HARNESS;
     signal(SIGPIPE, SIG_IGN);
     setenv("FATTN_WORKER_HOOK", "fake", 1);
-    snprintf(db_path, sizeof db_path, "/tmp/fattn-confirm-run.%d.db", (int)getpid());
+    snprintf(db_path, sizeof db_path, "/tmp/fattn-procedures.%d.db", (int)getpid());
     T_RUN(confirm_study);
+    T_RUN(bench_config);
+    T_RUN(bench_trial);
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);
