@@ -16,7 +16,12 @@
  * in canonical key; a stored trial on its study's shape with its notes; a
  * configuration the gates reject, and cuDNN on a causal shape, refused.
  *
- *   test_procedures
+ * search (tune/search.h): a replay of the H100's 2,8,512,64 landscape for 4
+ * trials: the study begun with its arch and shape from the landscape, the
+ * static rejections and every trial tried stored, the best one of them; a signal as
+ * the study begins: the study ends "interrupted" with no trial run.
+ *
+ *   test_procedures SOURCE_ROOT
  */
 #include "t.h"
 
@@ -27,8 +32,10 @@
 
 #include "bench/bench.h"
 #include "confirm/run.h"
+#include "tune/search.h"
 #include "run/engine.h"
 #include "util/err.h"
+#include "util/misc.h"
 #include "util/paths.h"
 
 static char db_path[64];
@@ -233,19 +240,89 @@ static void bench_trial(void)
     fattn_store_close(&s);
 }
 
+static const char *source_root;
+static volatile sig_atomic_t flag;
+
+static void signal_at_start(int on)
+{
+    flag = on; /* as if SIGINT came the moment the study began */
+}
+
+static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search_report *r)
+{
+    char land[512], space[512];
+    snprintf(land, sizeof land, "%s/tests/data/landscape-h100-2-8-512-64.csv", source_root);
+    snprintf(space, sizeof space, "%s/search/space.json", source_root);
+    fattn_search_opts o = {.strategy = fattn_strategies[0],
+                           .trials = trials,
+                           .jobs = 2,
+                           .started_ms = fattn_now_ms(),
+                           .replay = land,
+                           .db_path = db_path,
+                           .argv_text = "test_procedures",
+                           .args_json = "[]",
+                           .interrupted = &flag,
+                           .guard = guard};
+    fattn_target t;
+    fattn_measure_init(&o.measure);
+    fattn_target_init(&t);
+    t.space_path = space;
+    int rc = fattn_search_run(&o, &t, s, r);
+    fattn_target_release(&t);
+    return rc;
+}
+
+static void search_replay(void)
+{
+    fattn_store *s = NULL;
+    fattn_search_report r;
+    char sql[256];
+    CHECK_INT(search(&s, 4, NULL, &r), FATTN_OK);
+    CHECK(r.study > 0);
+    CHECK_INT(r.stop, FATTN_TUNE_TRIALS);
+    CHECK_INT((long long)r.p.evaluated, 4);
+    CHECK(r.p.ok > 0 && r.p.best_us > 0);
+    CHECK_STR(r.land_arch, "sm_90");
+    CHECK_STR(r.land_shape, "2,8,512,64");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld AND seq >= 0", r.study);
+    CHECK_INT(count(s, sql), (long long)(r.sv.considered - r.sv.nsurvivors + r.p.tried)); /* static + tried */
+    CHECK(r.p.tried >= 4 && r.sv.considered > r.sv.nsurvivors);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM studies WHERE id = %lld AND status = 'done' AND arch = 'sm_90' AND seqlen = 512",
+             r.study);
+    CHECK_INT(count(s, sql), 1);
+    snprintf(sql, sizeof sql, "SELECT min(median_us) FROM trials WHERE study_id = %lld", r.study);
+    sqlite3_stmt *st;
+    CHECK_INT(sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+    CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+    CHECK_NEAR(sqlite3_column_double(st, 0), r.p.best_us, 1e-9);
+    sqlite3_finalize(st);
+    fattn_search_report_release(&r);
+
+    CHECK_INT(search(&s, 4, signal_at_start, &r), FATTN_OK);
+    CHECK_INT(r.stop, FATTN_TUNE_INTERRUPTED);
+    CHECK_INT((long long)r.p.evaluated, 0);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM studies WHERE id = %lld AND status = 'interrupted'", r.study);
+    CHECK_INT(count(s, sql), 1);
+    fattn_search_report_release(&r);
+    fattn_store_close(&s);
+}
+
 int main(int argc, char **argv)
 {
     /* The evaluator starts this program again as its worker. */
     if (argc == 3 && !strcmp(argv[1], "__worker"))
         return fattn_worker_main(atoi(argv[2])) ? 1 : 0;
-    if (argc != 1)
+    if (argc != 2)
         return T_HARNESS;
+    source_root = argv[1];
     signal(SIGPIPE, SIG_IGN);
     setenv("FATTN_WORKER_HOOK", "fake", 1);
     snprintf(db_path, sizeof db_path, "/tmp/fattn-procedures.%d.db", (int)getpid());
     T_RUN(confirm_study);
     T_RUN(bench_config);
     T_RUN(bench_trial);
+    T_RUN(search_replay);
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);

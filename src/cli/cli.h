@@ -9,6 +9,7 @@
 #define FATTN_CLI_CLI_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -182,6 +183,13 @@ int cli_timing_option(fattn_measure *tm, int opt, const char *arg);
 
 /* Prints the notes on stderr unless `quiet`. */
 void cli_study_say(const fattn_notes *notes, int quiet);
+
+/* The one signal helper: between cli_signals_guard(1) and (0), SIGINT,
+ * SIGTERM and SIGHUP set the flag of cli_interrupted() (cleared by the
+ * guard) instead of ending the process, so that a procedure given both
+ * (search) stops cleanly between trials. */
+volatile sig_atomic_t *cli_interrupted(void);
+void cli_signals_guard(int on);
 
 /* --unsafe-skip-gate CODE (test only): adds a gate to the skip mask. */
 int cli_skip_gate_option(unsigned *mask, const char *arg);

@@ -238,8 +238,8 @@ int cmd_gates(int argc, char **argv, cli_common *c)
     rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
     if (rc)
         goto out;
-    if ((rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (o.explain && !t.space_path ? 0 : FATTN_NEED_SPACE),
-                                "gates")))
+    if ((rc = fattn_target_finish(
+             &t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (o.explain && !t.space_path ? 0 : FATTN_NEED_SPACE), "gates")))
         goto out;
     rc = o.explain ? run_explain(c, &t, &o) : run_counts(&t, &o);
 out:

@@ -15,27 +15,18 @@
  * search time.
  */
 #include <cjson/cJSON.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "compile/batch.h"
 #include "compile/pool.h"
 #include "export/table.h"
-#include "gpu/device.h"
-#include "run/evaluator.h"
-#include "run/landscape.h"
-#include "run/worker.h"
 #include "search/strategy.h"
-#include "store/store.h"
-#include "tune/resume.h"
-#include "tune/tune.h"
+#include "tune/search.h"
 #include "util/err.h"
 #include "util/misc.h"
-#include "util/paths.h"
 
 static const char help_head[] =
     "usage: fattn-tune search --shape B,H,S,D [--strategy NAME] [--trials N] [--budget DURATION]\n"
@@ -177,74 +168,9 @@ static char *args_json(int argc, char **argv)
     return out;
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-/* The simulator's defects of this kernel source (fattn-tune check), sorted
- * by configuration key as the store returns them. */
-typedef struct sim_defect {
-    char key[FATTN_KEY_MAX];
-    char detail[FATTN_DETAIL_MAX];
-} sim_defect;
-
-typedef struct sim_defects {
-    sim_defect *d;
-    size_t n, cap;
-} sim_defects;
-
-static int add_defect(void *arg, const char *key, const char *verdict, const char *detail, long long check_id)
-{
-    sim_defects *ds = arg;
-    if (ds->n == ds->cap) {
-        ds->cap = ds->cap ? 2 * ds->cap : 16;
-        ds->d = fattn_xrealloc(ds->d, ds->cap * sizeof *ds->d);
-    }
-    sim_defect *d = &ds->d[ds->n++];
-    snprintf(d->key, sizeof d->key, "%s", key);
-    snprintf(d->detail, sizeof d->detail, "sim check %lld: %s", check_id, detail[0] ? detail : verdict);
-    return 0;
-}
-
-static int cmp_defect(const void *a, const void *b)
-{
-    return strcmp(((const sim_defect *)a)->key, ((const sim_defect *)b)->key);
-}
-
-/* Turns the survivors the simulator found defective (same kernel source,
- * head dimension and mask) into rejections for reason "simulator". */
-static int skip_sim_defects(fattn_store *store, const fattn_target *t, const fattn_kernel_src *src,
-                            fattn_space_verdicts *sv, size_t *skipped)
-{
-    sim_defects ds = {0};
-    *skipped = 0;
-    int rc = fattn_store_sim_defects(store, src->hash, t->shape.head_dim, t->shape.causal, add_defect, &ds);
-    if (!rc && ds.n) {
-        qsort(ds.d, ds.n, sizeof *ds.d, cmp_defect);
-        size_t *surv = fattn_xmalloc((sv->nsurvivors + 1) * sizeof *surv);
-        const size_t ns = sv->nsurvivors;
-        memcpy(surv, sv->survivors, ns * sizeof *surv);
-        for (size_t j = 0; j < ns; ++j) {
-            sim_defect probe;
-            fattn_config cfg;
-            fattn_space_config(&t->space, surv[j], &cfg);
-            fattn_config_key(&cfg, probe.key);
-            const sim_defect *d = bsearch(&probe, ds.d, ds.n, sizeof *ds.d, cmp_defect);
-            if (d)
-                *skipped += (size_t)fattn_space_verdicts_reject(sv, surv[j], FATTN_R_SIMULATOR, d->detail);
-        }
-        free(surv);
-    }
-    free(ds.d);
-    return rc;
-}
-
 typedef struct progress_state {
     int on, tty; /* on: not -q; a line redrawn on a terminal, else one every CLI_PROGRESS_LOG_MS */
+    int drawn;   /* a line was drawn on the terminal: end it */
     double last, deadline_ms;
 } progress_state;
 
@@ -266,17 +192,20 @@ static void show_progress(void *arg, const fattn_tune_progress *p)
             ps->tty ? "\r  " : "fattn-tune: ", p->tried, p->candidates, p->ok, rejected, p->errors,
             p->best_us > 0 ? p->best_key : "-", p->best_us, (int)eta / 60, (int)eta % 60, ps->tty ? "   " : "\n");
     fflush(stderr);
+    ps->drawn = ps->tty;
 }
 
-static void summary(long long study, const char *strategy, const fattn_target *t, const fattn_evaluator *ev,
-                    const fattn_space_verdicts *sv, const fattn_tune_progress *p, int stop, long trials,
+static void summary(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
                     const char *budget, double ran_ms, double budget_ms)
 {
+    const fattn_space_verdicts *sv = &rep->sv;
+    const fattn_tune_progress *p = &rep->p;
+    const int stop = rep->stop;
     char shape[96];
     fattn_shape_format(&t->shape, shape, sizeof shape);
-    printf("study %lld: search (%s) of %s for %s on %s, %s\n", study, strategy, t->space.label, shape, t->arch->name,
-           ev->device);
-    printf("timing: %s\n", ev->method);
+    printf("study %lld: search (%s) of %s for %s on %s, %s\n", rep->study, strategy, t->space.label, shape,
+           t->arch->name, rep->device);
+    printf("timing: %s\n", rep->method);
     const size_t sim = (size_t)sv->counts[FATTN_R_SIMULATOR];
     printf("%zu configurations: %zu rejected by the static gates, ", sv->considered,
            sv->considered - sv->nsurvivors - sim);
@@ -331,37 +260,65 @@ static void summary(long long study, const char *strategy, const fattn_target *t
     }
 }
 
-/* A landscape's arch, shape and mask are its own: --arch and --shape default
- * to them (the texts kept in the caller's buffers), and a disagreeing --arch
- * is refused here (the shape by the evaluator, which compares all of it). */
-static int replay_target(const char *path, fattn_target *t, char *shape, size_t nshape, char *arch, size_t narch)
+/* With --resume: the study's arguments, then the ones given now (later
+ * wins), parsed again into *o and *t; *merged holds the merged argv. */
+static int resume_args(search_opts *o, fattn_target *t, cli_common *c, const struct option *opts, const char *help,
+                       fattn_resume *res, int *argc, char ***argv, char ***merged)
 {
-    fattn_landscape land;
-    int rc = fattn_landscape_load(path, &land);
-    if (rc)
+    long long id = o->resume;
+    int n = 0, rc;
+    merged[0] = fattn_xcalloc((size_t)(res->nargs + *argc + 1), sizeof **merged);
+    merged[0][n++] = (*argv)[0];
+    for (int i = 0; i < res->nargs; ++i)
+        merged[0][n++] = res->args[i];
+    for (int i = 1; i < *argc; ++i)
+        merged[0][n++] = (*argv)[i];
+    fattn_target_release(t);
+    fattn_target_init(t);
+    *o = (search_opts){.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
+    fattn_measure_init(&o->tm);
+    if ((rc = cli_parse(n, merged[0], opts, "", c, t, handle, o, help, NULL)))
         return rc;
-    if (!t->shape_text) {
-        snprintf(shape, nshape, "%d,%d,%d,%d", land.shape.batch, land.shape.heads, land.shape.seqlen,
-                 land.shape.head_dim);
-        t->shape_text = shape;
-        t->causal = t->causal || land.shape.causal;
-    }
-    if (!*land.arch && !t->arch_name)
-        rc = fattn_error(FATTN_EUSAGE,
-                         "--evaluator replay:%s: the landscape names no arch (no \"# arch:\" line); "
-                         "pass --arch",
-                         path);
-    else if (*land.arch && t->arch_name && strcmp(t->arch_name, land.arch))
-        rc = fattn_error(FATTN_EUSAGE,
-                         "--arch %s: the landscape replay:%s was measured on %s; "
-                         "leave --arch out or pass --arch %s",
-                         t->arch_name, path, land.arch, land.arch);
-    else if (!t->arch_name) {
-        snprintf(arch, narch, "%s", land.arch);
-        t->arch_name = arch;
-    }
-    fattn_landscape_release(&land);
-    return rc;
+    o->resume = id;
+    *argc = n;
+    *argv = merged[0];
+    return FATTN_OK;
+}
+
+/* The minimum holds for a budget given now (a resumed study's own may be
+ * older than it). */
+static int check_budget(const search_opts *o)
+{
+    if (o->budget_arg && o->budget_ms < FATTN_MIN_BUDGET_S * 1000.0)
+        return fattn_error(FATTN_EUSAGE,
+                           "--budget '%s': expected at least %ds (a trial compiles and runs in seconds; "
+                           "--trials N bounds a search by count)",
+                           o->budget_arg, FATTN_MIN_BUDGET_S);
+    return FATTN_OK;
+}
+
+/* The procedure's options from the command's. */
+static fattn_search_opts procedure_opts(const search_opts *o, const cli_common *c, const char *db, double started,
+                                        const fattn_resume *res, const char *cmdline, const char *args,
+                                        progress_state *ps)
+{
+    return (fattn_search_opts){.strategy = o->strategy,
+                               .trials = o->trials,
+                               .jobs = (int)o->jobs,
+                               .budget_ms = o->budget_ms,
+                               .started_ms = started,
+                               .replay = o->replay,
+                               .measure = o->tm,
+                               .kernel_dir = c->kernel_dir,
+                               .db_path = db,
+                               .argv_text = cmdline,
+                               .args_json = args,
+                               .resume = res,
+                               .interrupted = cli_interrupted(),
+                               .guard = cli_signals_guard,
+                               .progress = show_progress,
+                               .progress_arg = ps,
+                               .log = c->quiet ? NULL : stderr};
 }
 
 int cmd_search(int argc, char **argv, cli_common *c)
@@ -382,245 +339,56 @@ int cmd_search(int argc, char **argv, cli_common *c)
     };
     search_opts o = {.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
     fattn_target t;
-    fattn_kernel_src src = {0};
-    fattn_space_verdicts sv = {0};
-    size_t sim_skipped = 0;
-    fattn_evaluator *ev = NULL;
     fattn_store *store = NULL;
-    fattn_gpu gpu = {0};
-    char *include = NULL, *cmdline = NULL, *args = NULL, limits[512], budget_text[64] = "";
-    char land_shape[64], land_arch[16];
-    int rc, have_src = 0;
-    char help[8192];
     fattn_resume res = {0};
-    char **merged = NULL;
+    fattn_search_report r = {0};
+    const char *db = FATTN_DEFAULT_DB;
+    char *cmdline = NULL, *args = NULL, **merged = NULL, budget_text[64] = "", help[8192];
+    int rc;
 
     snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
     fattn_target_init(&t);
     fattn_measure_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
-    /* The minimum holds for a budget given now (a resumed study's own may be
-     * older than it). */
-    if (o.budget_arg && o.budget_ms < FATTN_MIN_BUDGET_S * 1000.0) {
-        rc = fattn_error(FATTN_EUSAGE,
-                         "--budget '%s': expected at least %ds (a trial compiles and runs in seconds; "
-                         "--trials N bounds a search by count)",
-                         o.budget_arg, FATTN_MIN_BUDGET_S);
+    if (c->db_path)
+        db = c->db_path;
+    if ((rc = check_budget(&o)))
         goto out;
-    }
-    if (o.resume) {
-        /* The study's arguments, then the ones given now (later wins). */
-        long long id = o.resume;
-        if ((rc = check_resume_args(argc, argv)))
-            goto out;
-        if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store))
-            || (rc = fattn_resume_load(store, id, &res)))
-            goto out;
-        /* Before any GPU work; the claim itself (reopen) checks again. */
-        if ((rc = fattn_store_study_free(store, id)))
-            goto out;
-        int n = 0;
-        merged = fattn_xcalloc((size_t)(res.nargs + argc + 1), sizeof *merged);
-        merged[n++] = argv[0];
-        for (int i = 0; i < res.nargs; ++i)
-            merged[n++] = res.args[i];
-        for (int i = 1; i < argc; ++i)
-            merged[n++] = argv[i];
-        fattn_target_release(&t);
-        fattn_target_init(&t);
-        o = (search_opts){.strategy = fattn_strategies[0], .jobs = fattn_cpu_count()};
-        fattn_measure_init(&o.tm);
-        if ((rc = cli_parse(n, merged, opts, "", c, &t, handle, &o, help, NULL)))
-            goto out;
-        o.resume = id;
-        argc = n;
-        argv = merged;
-    }
+    /* --resume: the study must be free (before any GPU work; reopening checks again). */
+    if (o.resume
+        && ((rc = check_resume_args(argc, argv)) || (rc = fattn_store_open(db, FATTN_DB_WRITE, &store))
+            || (rc = fattn_resume_load(store, o.resume, &res)) || (rc = fattn_store_study_free(store, o.resume))
+            || (rc = resume_args(&o, &t, c, opts, help, &res, &argc, &argv, &merged))))
+        goto out;
     for (int i = 1; i < argc; ++i)
         if (!strncmp(argv[i], "--budget", 8))
             snprintf(budget_text, sizeof budget_text, "%s", argv[i][8] == '=' ? argv[i] + 9 : argv[i + 1]);
     args = args_json(argc, argv);
-    t.lim.skip = o.skip;
-
-    /* The GPU first: without one (and no landscape to replay) nothing else matters. */
-    if (!o.replay
-        && (rc = fattn_gpu_arch(&t, &gpu, "search",
-                              "; without one, --evaluator replay:FILE replays a measured landscape")))
-        goto out;
-    if (o.replay && (rc = replay_target(o.replay, &t, land_shape, sizeof land_shape, land_arch, sizeof land_arch)))
-        goto out;
-    if ((rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_SPACE, "search")))
-        goto out;
-    if ((rc = fattn_target_finish(&t, FATTN_NEED_ARCH, "search")))
-        goto out;
-
-    fattn_measure_plan(&o.tm, &t, &gpu);
-
-    const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-    if ((rc = fattn_kernel_src_load(dir, t.space.fam->kernel_file, &src)))
-        goto out;
-    have_src = 1;
-    if ((rc = fattn_cuda_include(&include)))
-        goto out;
-    fattn_gates_space(&t.space, t.filter_text ? &t.filter : NULL, &t.shape, t.arch, &t.lim, &sv);
-    for (size_t i = 0; i < sv.n; ++i)
-        if (sv.v[i].reason == FATTN_R_DEVICE_MEMORY) {
-            rc = fattn_error(FATTN_EFAIL, "the shape does not fit the device-memory budget: %s", sv.v[i].detail);
-            goto out;
-        }
-
-    /* The evaluator: a worker initialized on the GPU, or the landscape. */
-    if (o.replay) {
-        if ((rc = fattn_evaluator_open_replay(o.replay, &t.shape, t.space.fam, &ev)))
-            goto out;
-    } else {
-        if ((rc = fattn_open_gpu_evaluator(&t, &o.tm, dir, include, &ev)))
-            goto out;
-    }
-
-    if (o.resume && (strcmp(res.space_hash, t.space.hash) || strcmp(res.kernel_hash, src.hash))) {
-        rc = fattn_error(FATTN_EUSAGE, "--resume %lld: the %s changed since the study began; start a new search",
-                         o.resume, strcmp(res.space_hash, t.space.hash) ? "space file" : "kernel source");
-        goto out;
-    }
-    if (!store && (rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_WRITE, &store)))
-        goto out;
-    if ((rc = skip_sim_defects(store, &t, &src, &sv, &sim_skipped)))
-        goto out;
-    if (sim_skipped && !c->quiet)
-        fprintf(stderr,
-                "fattn-tune: skipping %zu configuration%s the simulator found defective with this kernel source "
-                "(fattn-tune query sim)\n",
-                sim_skipped, sim_skipped == 1 ? "" : "s");
     cmdline = cli_command_line(c);
-    fattn_gate_limits_json(&t.lim, limits, sizeof limits);
-    char driver[32] = "";
-    if (gpu.present)
-        snprintf(driver, sizeof driver, "%d", gpu.info.driver_version);
-    fattn_study_rec sr = {
-        .command = "search",
-        .strategy = o.strategy->name,
-        .seed = o.tm.seed,
-        .has_seed = 1,
-        .shape = t.shape,
-        .arch = t.arch->name,
-        .device = ev->device,
-        .device_json = ev->device_json,
-        .driver_version = gpu.present ? driver : NULL,
-        .nvrtc_version = fattn_nvrtc_version(),
-        .space_path = t.space.label,
-        .space_hash = t.space.hash,
-        .space_json = t.space.json,
-        .kernel_hash = src.hash,
-        .family = t.space.fam->name,
-        .limits_json = limits,
-        .argv = cmdline,
-        .evaluator = o.replay ? "replay" : "gpu",
-        .timing_method = ev->method,
-        .args_json = args,
-    };
-    long long study = o.resume, seq = res.next_seq;
-    if ((rc = o.resume ? fattn_store_study_reopen(store, study, args) : fattn_store_study_begin(store, &sr, &study)))
-        goto out;
-
-    struct sigaction sa, old_int, old_term, old_hup;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGHUP, &sa, &old_hup);
-    double t0 = fattn_now_ms();
-
-    for (size_t i = 0; i < sv.n && !rc && !interrupted; ++i) {
-        if (sv.v[i].reason <= 0)
-            continue;
-        fattn_config cfg;
-        char key[FATTN_KEY_MAX];
-        fattn_space_config(&t.space, i, &cfg);
-        fattn_config_key(&cfg, key);
-        if (o.resume && fattn_resume_has(&res, key))
-            continue; /* recorded before */
-        fattn_trial_rec r = {.study_id = study,
-                             .seq = seq++,
-                             .cfg = &cfg,
-                             .status = "rejected",
-                             .reason = fattn_reason(sv.v[i].reason)->code,
-                             .detail = sv.v[i].detail,
-                             .compile_ms = -1};
-        if (!(rc = fattn_store_begin(store)) && !(rc = fattn_store_trial_add(store, &r, NULL)))
-            rc = fattn_store_commit(store);
-        else
-            fattn_store_rollback(store);
-    }
-
-    fattn_tune_progress p = {0};
-    int stop = FATTN_TUNE_INTERRUPTED;
+    t.lim.skip = o.skip;
     progress_state ps = {
         .on = !c->quiet, .tty = isatty(2), .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms - res.search_ms : 0};
-    if (!rc && !interrupted) {
-        fattn_compile_ctx cc = {.src = &src,
-                                .cuda_include = include,
-                                .arch = t.arch,
-                                .shape = &t.shape,
-                                .lim = &t.lim,
-                                .cache = fattn_store_compile_cache(store),
-                                .jobs = (int)o.jobs};
-        fattn_tune_ctx tc = {
-            .space = &t.space,
-            .sv = &sv,
-            .cc = &cc,
-            .store = store,
-            .study = study,
-            .seq = &seq,
-            .ev = ev,
-            .strategy = o.strategy,
-            .seed = (uint64_t)o.tm.seed,
-            .max_trials = o.trials,
-            .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms : 0,
-            .t0_ms = t0,
-            .spent_ms = res.search_ms,
-            .prior = res.prior,
-            .nprior = res.nprior,
-            .ahead = 2 * (int)o.jobs,
-            .interrupted = &interrupted,
-            .progress = show_progress,
-            .progress_arg = &ps,
-        };
-        rc = fattn_tune_run(&tc, &p, &stop);
-        if (ps.on && ps.tty)
-            fputc('\n', stderr);
-    }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
-
-    const char *status = rc ? "failed" : stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
-    if (fattn_store_study_end(store, study, status) && !rc)
-        rc = FATTN_EFAIL;
+    fattn_search_opts so = procedure_opts(&o, c, db, started, o.resume ? &res : NULL, cmdline, args, &ps);
+    rc = fattn_search_run(&so, &t, &store, &r);
+    if (ps.drawn)
+        fputc('\n', stderr);
     if (rc)
         goto out;
-    summary(study, o.strategy->name, &t, ev, &sv, &p, stop, o.trials, budget_text,
-            res.search_ms + fattn_now_ms() - started, o.budget_ms);
-    if (stop == FATTN_TUNE_INTERRUPTED) {
-        const char *db = c->db_path ? c->db_path : FATTN_DEFAULT_DB;
+    summary(&r, o.strategy->name, &t, o.trials, budget_text, res.search_ms + fattn_now_ms() - started, o.budget_ms);
+    if (r.stop == FATTN_TUNE_INTERRUPTED)
         rc = fattn_error(FATTN_EFAIL,
                          "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded; go on "
                          "with: fattn-tune search --resume %lld%s%s",
-                         p.tried, p.candidates, study, study, strcmp(db, FATTN_DEFAULT_DB) ? " --db " : "",
+                         r.p.tried, r.p.candidates, r.study, r.study, strcmp(db, FATTN_DEFAULT_DB) ? " --db " : "",
                          strcmp(db, FATTN_DEFAULT_DB) ? db : "");
-    }
 out:
+    fattn_search_report_release(&r);
     fattn_resume_release(&res);
     free(merged);
     free(args);
-    fattn_evaluator_close(&ev);
-    fattn_store_close(&store);
-    fattn_space_verdicts_release(&sv);
     free(cmdline);
-    free(include);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_store_close(&store);
     fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

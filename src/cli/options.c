@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +240,35 @@ int cli_sample_survivors(size_t *surv, size_t count, long n, long seed)
             surv[k - 1] = tmp;
         }
     return (int)n;
+}
+
+static volatile sig_atomic_t interrupted_flag;
+static struct sigaction cli_old_int, cli_old_term, cli_old_hup;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted_flag = 1;
+}
+
+volatile sig_atomic_t *cli_interrupted(void)
+{
+    return &interrupted_flag;
+}
+
+void cli_signals_guard(int on)
+{
+    if (on) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        interrupted_flag = 0;
+        sigaction(SIGINT, &sa, &cli_old_int);
+        sigaction(SIGTERM, &sa, &cli_old_term);
+        sigaction(SIGHUP, &sa, &cli_old_hup);
+    } else {
+        sigaction(SIGINT, &cli_old_int, NULL);
+        sigaction(SIGTERM, &cli_old_term, NULL);
+        sigaction(SIGHUP, &cli_old_hup, NULL);
+    }
 }

@@ -1,0 +1,280 @@
+/*
+ * search.c - the search procedure (search.h).
+ */
+#include "tune/search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/nvrtc.h"
+#include "run/landscape.h"
+#include "util/err.h"
+#include "util/misc.h"
+#include "util/paths.h"
+
+/* The simulator's defects of this kernel source (fattn-tune check), sorted
+ * by configuration key as the store returns them. */
+typedef struct sim_defect {
+    char key[FATTN_KEY_MAX];
+    char detail[FATTN_DETAIL_MAX];
+} sim_defect;
+
+typedef struct sim_defects {
+    sim_defect *d;
+    size_t n, cap;
+} sim_defects;
+
+static int add_defect(void *arg, const char *key, const char *verdict, const char *detail, long long check_id)
+{
+    sim_defects *ds = arg;
+    if (ds->n == ds->cap) {
+        ds->cap = ds->cap ? 2 * ds->cap : 16;
+        ds->d = fattn_xrealloc(ds->d, ds->cap * sizeof *ds->d);
+    }
+    sim_defect *d = &ds->d[ds->n++];
+    snprintf(d->key, sizeof d->key, "%s", key);
+    snprintf(d->detail, sizeof d->detail, "sim check %lld: %s", check_id, detail[0] ? detail : verdict);
+    return 0;
+}
+
+static int cmp_defect(const void *a, const void *b)
+{
+    return strcmp(((const sim_defect *)a)->key, ((const sim_defect *)b)->key);
+}
+
+/* Turns the survivors the simulator found defective (same kernel source,
+ * head dimension and mask) into rejections for reason "simulator". */
+static int skip_sim_defects(fattn_store *store, const fattn_target *t, const fattn_kernel_src *src,
+                            fattn_space_verdicts *sv, size_t *skipped)
+{
+    sim_defects ds = {0};
+    *skipped = 0;
+    int rc = fattn_store_sim_defects(store, src->hash, t->shape.head_dim, t->shape.causal, add_defect, &ds);
+    if (!rc && ds.n) {
+        qsort(ds.d, ds.n, sizeof *ds.d, cmp_defect);
+        size_t *surv = fattn_xmalloc((sv->nsurvivors + 1) * sizeof *surv);
+        const size_t ns = sv->nsurvivors;
+        memcpy(surv, sv->survivors, ns * sizeof *surv);
+        for (size_t j = 0; j < ns; ++j) {
+            sim_defect probe;
+            fattn_config cfg;
+            fattn_space_config(&t->space, surv[j], &cfg);
+            fattn_config_key(&cfg, probe.key);
+            const sim_defect *d = bsearch(&probe, ds.d, ds.n, sizeof *ds.d, cmp_defect);
+            if (d)
+                *skipped += (size_t)fattn_space_verdicts_reject(sv, surv[j], FATTN_R_SIMULATOR, d->detail);
+        }
+        free(surv);
+    }
+    free(ds.d);
+    return rc;
+}
+
+/* A landscape's arch, shape and mask are its own: --arch and --shape default
+ * to them (the texts kept in the caller's buffers), and a disagreeing --arch
+ * is refused here (the shape by the evaluator, which compares all of it). */
+static int replay_target(const char *path, fattn_target *t, char *shape, size_t nshape, char *arch, size_t narch)
+{
+    fattn_landscape land;
+    int rc = fattn_landscape_load(path, &land);
+    if (rc)
+        return rc;
+    if (!t->shape_text) {
+        snprintf(shape, nshape, "%d,%d,%d,%d", land.shape.batch, land.shape.heads, land.shape.seqlen,
+                 land.shape.head_dim);
+        t->shape_text = shape;
+        t->causal = t->causal || land.shape.causal;
+    }
+    if (!*land.arch && !t->arch_name)
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--evaluator replay:%s: the landscape names no arch (no \"# arch:\" line); "
+                         "pass --arch",
+                         path);
+    else if (*land.arch && t->arch_name && strcmp(t->arch_name, land.arch))
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--arch %s: the landscape replay:%s was measured on %s; "
+                         "leave --arch out or pass --arch %s",
+                         t->arch_name, path, land.arch, land.arch);
+    else if (!t->arch_name) {
+        snprintf(arch, narch, "%s", land.arch);
+        t->arch_name = arch;
+    }
+    fattn_landscape_release(&land);
+    return rc;
+}
+
+/* The static gates' rejections, each a trial in its own transaction (those a
+ * resumed study recorded before left out). */
+static int record_rejections(fattn_store *store, const fattn_target *t, const fattn_space_verdicts *sv,
+                             const fattn_resume *res, long long study, long long *seq,
+                             volatile sig_atomic_t *interrupted)
+{
+    int rc = FATTN_OK;
+    for (size_t i = 0; i < sv->n && !rc && !*interrupted; ++i) {
+        if (sv->v[i].reason <= 0)
+            continue;
+        fattn_config cfg;
+        char key[FATTN_KEY_MAX];
+        fattn_space_config(&t->space, i, &cfg);
+        fattn_config_key(&cfg, key);
+        if (res && fattn_resume_has(res, key))
+            continue; /* recorded before */
+        fattn_trial_rec tr = {.study_id = study,
+                              .seq = (*seq)++,
+                              .cfg = &cfg,
+                              .status = "rejected",
+                              .reason = fattn_reason(sv->v[i].reason)->code,
+                              .detail = sv->v[i].detail,
+                              .compile_ms = -1};
+        if (!(rc = fattn_store_begin(store)) && !(rc = fattn_store_trial_add(store, &tr, NULL)))
+            rc = fattn_store_commit(store);
+        else
+            fattn_store_rollback(store);
+    }
+    return rc;
+}
+
+int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r)
+{
+    const fattn_resume *res = o->resume;
+    fattn_kernel_src src = {0};
+    fattn_evaluator *ev = NULL;
+    fattn_gpu gpu = {0};
+    fattn_measure m = o->measure;
+    char *include = NULL, limits[512];
+    int rc, have_src = 0;
+
+    memset(r, 0, sizeof *r);
+    r->stop = FATTN_TUNE_INTERRUPTED;
+    /* The GPU first: without one (and no landscape to replay) nothing else matters. */
+    if (!o->replay
+        && (rc = fattn_gpu_arch(t, &gpu, "search",
+                                "; without one, --evaluator replay:FILE replays a measured landscape")))
+        goto out;
+    if (o->replay
+        && (rc = replay_target(o->replay, t, r->land_shape, sizeof r->land_shape, r->land_arch, sizeof r->land_arch)))
+        goto out;
+    if ((rc = fattn_target_finish(t, FATTN_NEED_SHAPE | FATTN_NEED_SPACE, "search"))
+        || (rc = fattn_target_finish(t, FATTN_NEED_ARCH, "search")))
+        goto out;
+    fattn_measure_plan(&m, t, &gpu);
+
+    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    if ((rc = fattn_kernel_src_load(dir, t->space.fam->kernel_file, &src)))
+        goto out;
+    have_src = 1;
+    if ((rc = fattn_cuda_include(&include)))
+        goto out;
+    fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &r->sv);
+    for (size_t i = 0; i < r->sv.n; ++i)
+        if (r->sv.v[i].reason == FATTN_R_DEVICE_MEMORY) {
+            rc = fattn_error(FATTN_EFAIL, "the shape does not fit the device-memory budget: %s", r->sv.v[i].detail);
+            goto out;
+        }
+
+    /* The evaluator: a worker initialized on the GPU, or the landscape. */
+    if ((rc = o->replay ? fattn_evaluator_open_replay(o->replay, &t->shape, t->space.fam, &ev)
+                        : fattn_open_gpu_evaluator(t, &m, dir, include, &ev)))
+        goto out;
+    snprintf(r->device, sizeof r->device, "%s", ev->device);
+    snprintf(r->method, sizeof r->method, "%s", ev->method);
+
+    if (res && (strcmp(res->space_hash, t->space.hash) || strcmp(res->kernel_hash, src.hash))) {
+        rc = fattn_error(FATTN_EUSAGE, "--resume %lld: the %s changed since the study began; start a new search",
+                         res->study, strcmp(res->space_hash, t->space.hash) ? "space file" : "kernel source");
+        goto out;
+    }
+    if (!*store && (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
+        goto out;
+    if ((rc = skip_sim_defects(*store, t, &src, &r->sv, &r->sim_skipped)))
+        goto out;
+    if (r->sim_skipped && o->log)
+        fprintf(o->log,
+                "fattn-tune: skipping %zu configuration%s the simulator found defective with this kernel source "
+                "(fattn-tune query sim)\n",
+                r->sim_skipped, r->sim_skipped == 1 ? "" : "s");
+    fattn_gate_limits_json(&t->lim, limits, sizeof limits);
+    char driver[32] = "";
+    if (gpu.present)
+        snprintf(driver, sizeof driver, "%d", gpu.info.driver_version);
+    fattn_study_rec sr = {
+        .command = "search",
+        .strategy = o->strategy->name,
+        .seed = m.seed,
+        .has_seed = 1,
+        .shape = t->shape,
+        .arch = t->arch->name,
+        .device = ev->device,
+        .device_json = ev->device_json,
+        .driver_version = gpu.present ? driver : NULL,
+        .nvrtc_version = fattn_nvrtc_version(),
+        .space_path = t->space.label,
+        .space_hash = t->space.hash,
+        .space_json = t->space.json,
+        .kernel_hash = src.hash,
+        .family = t->space.fam->name,
+        .limits_json = limits,
+        .argv = o->argv_text,
+        .evaluator = o->replay ? "replay" : "gpu",
+        .timing_method = ev->method,
+        .args_json = o->args_json,
+    };
+    static volatile sig_atomic_t never;
+    volatile sig_atomic_t *interrupted = o->interrupted ? o->interrupted : &never;
+    long long seq = res ? res->next_seq : 0;
+    r->study = res ? res->study : 0;
+    if ((rc = res ? fattn_store_study_reopen(*store, r->study, o->args_json)
+                  : fattn_store_study_begin(*store, &sr, &r->study)))
+        goto out;
+    if (o->guard)
+        o->guard(1);
+    double t0 = fattn_now_ms();
+    rc = record_rejections(*store, t, &r->sv, res, r->study, &seq, interrupted);
+    if (!rc && !*interrupted) {
+        fattn_compile_ctx cc = {.src = &src,
+                                .cuda_include = include,
+                                .arch = t->arch,
+                                .shape = &t->shape,
+                                .lim = &t->lim,
+                                .cache = fattn_store_compile_cache(*store),
+                                .jobs = o->jobs};
+        fattn_tune_ctx tc = {
+            .space = &t->space,
+            .sv = &r->sv,
+            .cc = &cc,
+            .store = *store,
+            .study = r->study,
+            .seq = &seq,
+            .ev = ev,
+            .strategy = o->strategy,
+            .seed = (uint64_t)m.seed,
+            .max_trials = o->trials,
+            .deadline_ms = o->budget_ms > 0 ? o->started_ms + o->budget_ms : 0,
+            .t0_ms = t0,
+            .spent_ms = res ? res->search_ms : 0,
+            .prior = res ? res->prior : NULL,
+            .nprior = res ? res->nprior : 0,
+            .ahead = 2 * o->jobs,
+            .interrupted = interrupted,
+            .progress = o->progress,
+            .progress_arg = o->progress_arg,
+        };
+        rc = fattn_tune_run(&tc, &r->p, &r->stop);
+    }
+    if (o->guard)
+        o->guard(0);
+    const char *status = rc ? "failed" : r->stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
+    if (fattn_store_study_end(*store, r->study, status) && !rc)
+        rc = FATTN_EFAIL;
+out:
+    fattn_evaluator_close(&ev);
+    free(include);
+    if (have_src)
+        fattn_kernel_src_release(&src);
+    return rc;
+}
+
+void fattn_search_report_release(fattn_search_report *r)
+{
+    fattn_space_verdicts_release(&r->sv);
+}

@@ -1,0 +1,58 @@
+/*
+ * search.h - the search procedure: the study around the search loop. The
+ * GPU (or a landscape to replay) and the target completed, the space gated,
+ * the simulator's defects skipped, the evaluator started, the study begun
+ * (or a resumed one reopened), the static rejections recorded, then the
+ * loop (tune.h) until the strategy is exhausted, the trials or the budget
+ * are spent, or *interrupted is set; the study ends "done", "interrupted"
+ * or "failed". The caller prints the summary.
+ */
+#ifndef FATTN_TUNE_SEARCH_H
+#define FATTN_TUNE_SEARCH_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "job/job.h"
+#include "tune/resume.h"
+#include "tune/tune.h"
+
+typedef struct fattn_search_opts {
+    const fattn_strategy_ops *strategy;
+    long trials;        /* 0: no limit */
+    int jobs;           /* compile threads */
+    double budget_ms;   /* 0: none */
+    double started_ms;  /* fattn_now_ms() when the command began: the budget counts from there */
+    const char *replay; /* a landscape file to replay, NULL: the GPU */
+    fattn_measure measure;
+    const char *kernel_dir;
+    const char *db_path;                /* opened for writing unless *store is open (resume) */
+    const char *argv_text;              /* the command line, for the study */
+    const char *args_json;              /* the search's arguments, for --resume */
+    const fattn_resume *resume;         /* the study to go on with, NULL: a new one */
+    volatile sig_atomic_t *interrupted; /* set: stop between trials (NULL: never) */
+    void (*guard)(int on);              /* called with 1 as the study begins, 0 after the loop: the caller's
+                            * signal handlers set *interrupted in between (NULL: none) */
+    void (*progress)(void *arg, const fattn_tune_progress *p);
+    void *progress_arg;
+    FILE *log; /* notes (NULL: none) */
+} fattn_search_opts;
+
+typedef struct fattn_search_report {
+    long long study;
+    fattn_space_verdicts sv; /* the static gates' verdicts, the simulator's skips among them */
+    size_t sim_skipped;
+    fattn_tune_progress p;
+    int stop; /* enum fattn_tune_stop */
+    char device[256], method[512];
+    char land_shape[64], land_arch[16]; /* a landscape's shape and arch, where the target took them */
+} fattn_search_report;
+
+/* Runs the search on target t (its space, shape, arch and limits given, or
+ * taken from the landscape or the GPU). FATTN_OK once the study has ended,
+ * interrupted or not (r->stop). */
+int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r);
+
+void fattn_search_report_release(fattn_search_report *r);
+
+#endif
