@@ -21,6 +21,11 @@
  * static rejections and every trial tried stored, the best one of them; a signal as
  * the study begins: the study ends "interrupted" with no trial run.
  *
+ * compile (study/compile.h): a sample of 3 survivors compiled, each a trial
+ * beside the static rejections, shared memory as modelled; the same again
+ * from the compile cache in a new study; a signal as the study begins: the
+ * study interrupted, then taken up by the same command line and finished.
+ *
  *   test_procedures SOURCE_ROOT
  */
 #include "t.h"
@@ -32,6 +37,7 @@
 
 #include "bench/bench.h"
 #include "confirm/run.h"
+#include "study/compile.h"
 #include "tune/search.h"
 #include "run/engine.h"
 #include "util/err.h"
@@ -245,7 +251,8 @@ static volatile sig_atomic_t flag;
 
 static void signal_at_start(int on)
 {
-    flag = on; /* as if SIGINT came the moment the study began */
+    if (on)
+        flag = 1; /* as if SIGINT came the moment the study began */
 }
 
 static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search_report *r)
@@ -267,6 +274,7 @@ static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search
     fattn_measure_init(&o.measure);
     fattn_target_init(&t);
     t.space_path = space;
+    flag = 0;
     int rc = fattn_search_run(&o, &t, s, r);
     fattn_target_release(&t);
     return rc;
@@ -308,6 +316,74 @@ static void search_replay(void)
     fattn_store_close(&s);
 }
 
+static int compile(fattn_store **s, void (*guard)(int), fattn_compile_study_report *r)
+{
+    char space[512];
+    snprintf(space, sizeof space, "%s/search/space.json", source_root);
+    fattn_compile_study_opts o = {.jobs = 2,
+                                  .sample = 3,
+                                  .seed = 5,
+                                  .db_path = db_path,
+                                  .argv_text = "test_procedures compile",
+                                  .interrupted = &flag,
+                                  .guard = guard};
+    fattn_target t;
+    fattn_target_init(&t);
+    t.space_path = space;
+    t.shape_text = "1,2,130,64";
+    t.arch_name = "sm_90";
+    flag = 0;
+    int rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE, "compile");
+    if (!rc)
+        rc = fattn_compile_study(&o, &t, s, r);
+    fattn_target_release(&t);
+    return rc;
+}
+
+static void compile_sample(void)
+{
+    fattn_store *s = NULL;
+    fattn_compile_study_report r;
+    char sql[256];
+    CHECK_INT(compile(&s, NULL, &r), FATTN_OK);
+    CHECK_INT(r.total, 3);
+    CHECK_INT(r.done, 3);
+    CHECK(!r.interrupted && !r.env_errors && !r.mismatches);
+    CHECK_INT(r.bs.compiled + r.bs.cache_hits, 3);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld", r.study);
+    CHECK_INT(count(s, sql), (long long)(r.sv.considered - r.sv.nsurvivors) + 3);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM trials WHERE study_id = %lld AND cache_key IS NOT NULL AND smem_dynamic = "
+             "smem_model",
+             r.study);
+    CHECK_INT(count(s, sql), (long long)r.compiled_ok);
+    long long first = r.study;
+    fattn_compile_study_report_release(&r);
+    fattn_store_close(&s);
+
+    CHECK_INT(compile(&s, NULL, &r), FATTN_OK); /* a new study, every cubin from the cache */
+    CHECK(r.study > first);
+    CHECK_INT(r.bs.cache_hits, 3);
+    CHECK_INT(r.bs.compiled, 0);
+    fattn_compile_study_report_release(&r);
+    fattn_store_close(&s);
+
+    CHECK_INT(compile(&s, signal_at_start, &r), FATTN_OK);
+    CHECK(r.interrupted);
+    long long stopped = r.study;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM studies WHERE id = %lld AND status = 'interrupted'", stopped);
+    CHECK_INT(count(s, sql), 1);
+    fattn_compile_study_report_release(&r);
+    fattn_store_close(&s);
+    CHECK_INT(compile(&s, NULL, &r), FATTN_OK); /* the same command takes it up */
+    CHECK_INT(r.study, stopped);
+    CHECK(!r.interrupted && r.nprior == 0 && r.done == 3);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM studies WHERE id = %lld AND status = 'done'", stopped);
+    CHECK_INT(count(s, sql), 1);
+    fattn_compile_study_report_release(&r);
+    fattn_store_close(&s);
+}
+
 int main(int argc, char **argv)
 {
     /* The evaluator starts this program again as its worker. */
@@ -323,6 +399,7 @@ int main(int argc, char **argv)
     T_RUN(bench_config);
     T_RUN(bench_trial);
     T_RUN(search_replay);
+    T_RUN(compile_sample);
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);

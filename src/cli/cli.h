@@ -167,11 +167,6 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);
 
-/* Reorders surv[0..count) so that its first n entries are a seeded sample
- * of the survivors, in their stable order; returns how many that is
- * (compile --sample, check --sample). */
-int cli_sample_survivors(size_t *surv, size_t count, long n, long seed);
-
 /* Prints configurations indices[0..n) of `space` as rows: index, key and
  * the nine tunables. */
 void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);

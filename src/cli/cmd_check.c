@@ -360,7 +360,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
     } else {
         fattn_gates_space(&t.space, t.filter_text ? &t.filter : NULL, &t.shape, t.arch, &t.lim, &sv);
         njobs =
-            o.has_sample ? (size_t)cli_sample_survivors(sv.survivors, sv.nsurvivors, o.sample, o.seed) : sv.nsurvivors;
+            o.has_sample ? (size_t)fattn_sample_survivors(sv.survivors, sv.nsurvivors, o.sample, o.seed) : sv.nsurvivors;
         jobs = fattn_xcalloc(njobs ? njobs : 1, sizeof *jobs);
         for (size_t i = 0; i < njobs; ++i) {
             fattn_space_config(&t.space, sv.survivors[i], &jobs[i].cfg);

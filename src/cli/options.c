@@ -221,27 +221,6 @@ void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n
     fattn_rows_release(&rows);
 }
 
-int cli_sample_survivors(size_t *surv, size_t count, long n, long seed)
-{
-    if ((size_t)n >= count)
-        return (int)count;
-    fattn_rng rng;
-    fattn_rng_seed(&rng, (uint64_t)seed);
-    for (size_t i = count - 1; i > 0; --i) {
-        size_t j = (size_t)fattn_rng_below(&rng, (uint64_t)i + 1);
-        size_t tmp = surv[i];
-        surv[i] = surv[j];
-        surv[j] = tmp;
-    }
-    for (long i = 1; i < n; ++i)
-        for (long k = i; k > 0 && surv[k - 1] > surv[k]; --k) {
-            size_t tmp = surv[k];
-            surv[k] = surv[k - 1];
-            surv[k - 1] = tmp;
-        }
-    return (int)n;
-}
-
 static volatile sig_atomic_t interrupted_flag;
 static struct sigaction cli_old_int, cli_old_term, cli_old_hup;
 

@@ -65,6 +65,11 @@ enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
  * messages. */
 int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
 
+/* Reorders surv[0..count) so that its first n entries are a seeded sample
+ * of the survivors, in their stable order; returns how many that is
+ * (compile --sample, check --sample). */
+int fattn_sample_survivors(size_t *surv, size_t count, long n, long seed);
+
 /* How candidates are measured (search, bench, confirm). */
 typedef struct fattn_measure {
     long reps, warmup, samples, timing_sets, seed;
