@@ -26,6 +26,12 @@
  * from the compile cache in a new study; a signal as the study begins: the
  * study interrupted, then taken up by the same command line and finished.
  *
+ * check (study/check.h): the plans (covering: the sampler's cases; the
+ * survivors' sample; given configurations, a gate's rejection told and not
+ * applied), and a run of a tmacopy configuration at a tail shape in the
+ * simulator: its verdict stored in a sim run, reported, passed; two
+ * families in one run refused.
+ *
  *   test_procedures SOURCE_ROOT
  */
 #include "t.h"
@@ -37,10 +43,12 @@
 
 #include "bench/bench.h"
 #include "confirm/run.h"
+#include "study/check.h"
 #include "study/compile.h"
 #include "tune/search.h"
 #include "run/engine.h"
 #include "util/err.h"
+#include "sim/sample.h"
 #include "util/misc.h"
 #include "util/paths.h"
 
@@ -384,6 +392,97 @@ static void compile_sample(void)
     fattn_store_close(&s);
 }
 
+static void check_plans(void)
+{
+    char space[512], *logbuf = NULL;
+    size_t loglen = 0;
+    fattn_check_opts o = {.seed = 1, .jobs = 2, .timeout_s = 600, .db_path = db_path, .argv_text = "test_procedures"};
+    fattn_check_plan p;
+    fattn_target t;
+    snprintf(space, sizeof space, "%s/search/space.json", source_root);
+
+    /* Covering: the sampler's cases, every one a shape of its own. */
+    fattn_target_init(&t);
+    t.space_path = space;
+    t.arch_name = "sm_90";
+    o.covering = 1;
+    CHECK_INT(fattn_target_finish(&t, FATTN_NEED_ARCH | FATTN_NEED_SPACE, "check"), FATTN_OK);
+    CHECK_INT(fattn_check_plan_make(&o, &t, &p), FATTN_OK);
+    fattn_sim_case *cases = NULL;
+    size_t ncases = 0, npairs = 0;
+    CHECK_INT(fattn_sim_covering(&t.space, t.arch, &cases, &ncases, &npairs), FATTN_OK);
+    CHECK_INT((long long)p.njobs, (long long)ncases);
+    CHECK(ncases > 10 && !strcmp(p.mode, "covering"));
+    CHECK_CONTAINS(p.what, "covering check of");
+    free(cases);
+    fattn_check_plan_release(&p);
+    o.covering = 0;
+
+    /* A sample of 5 survivors at a tail shape. */
+    t.shape_text = "1,2,130,64";
+    o.sample = 5;
+    CHECK_INT(fattn_target_finish(&t, FATTN_NEED_SHAPE, "check"), FATTN_OK);
+    CHECK_INT(fattn_check_plan_make(&o, &t, &p), FATTN_OK);
+    CHECK_INT((long long)p.njobs, 5);
+    CHECK(!strcmp(p.mode, "sample") && p.jobs[4].shape.seqlen == 130);
+    fattn_check_plan_release(&p);
+    o.sample = 0;
+
+    /* Given configurations: the gates' rejection told, the check planned. */
+    o.nconfigs = 1;
+    o.configs[0] = "bm128-bn128-bk128-w4-s4-u1-cp1-sw1-h1";
+    FILE *log = open_memstream(&logbuf, &loglen);
+    o.log = log;
+    CHECK_INT(fattn_check_plan_make(&o, &t, &p), FATTN_OK);
+    fclose(log);
+    CHECK_INT((long long)p.njobs, 1);
+    CHECK_CONTAINS(logbuf, "bm128-bn128-bk128-w4-s4-u1-cp1-sw1-h1 is rejected by the tiling gate on sm_90");
+    CHECK_CONTAINS(logbuf, "checking it anyway");
+    free(logbuf);
+    fattn_check_plan_release(&p);
+    fattn_target_release(&t);
+}
+
+static void check_run(void)
+{
+    fattn_check_opts o = {.seed = 1, .jobs = 2, .timeout_s = 600, .db_path = db_path, .argv_text = "test_procedures"};
+    fattn_check_plan p;
+    fattn_check_report r;
+    fattn_store *s = NULL;
+    fattn_target t;
+    fattn_target_init(&t);
+    t.shape_text = "1,2,33,64";
+    CHECK_INT(fattn_target_finish(&t, FATTN_NEED_SHAPE, "check"), FATTN_OK);
+    o.nconfigs = 1;
+    o.configs[0] = "tmacopy-br16";
+    CHECK_INT(fattn_check_plan_make(&o, &t, &p), FATTN_OK);
+    CHECK_INT(fattn_check_run(&o, &t, &p, &s, &r), FATTN_OK);
+    CHECK(r.run > 0 && r.done == 1 && r.failed == 0 && !r.interrupted);
+    CHECK(r.out[0].done);
+    CHECK_STR(r.out[0].verdict, FATTN_SIMV_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM sim_checks WHERE run_id = %lld AND config_key = 'tmacopy-br16' AND verdict = 'ok'",
+             r.run);
+    CHECK_INT(count(s, sql), 1);
+    fattn_check_report_release(&r);
+    fattn_check_plan_release(&p);
+    fattn_store_close(&s);
+
+    /* Two families in one run: refused before anything is written. */
+    o.nconfigs = 2;
+    o.configs[1] = "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1";
+    CHECK_INT(fattn_check_plan_make(&o, &t, &p), FATTN_OK);
+    fattn_error_set_quiet(1);
+    CHECK_INT(fattn_check_run(&o, &t, &p, &s, &r), FATTN_EUSAGE);
+    fattn_error_set_quiet(0);
+    CHECK_CONTAINS(fattn_last_error(), "tmacopy and mma configurations in one run");
+    CHECK(s == NULL);
+    fattn_check_report_release(&r);
+    fattn_check_plan_release(&p);
+    fattn_target_release(&t);
+}
+
 int main(int argc, char **argv)
 {
     /* The evaluator starts this program again as its worker. */
@@ -400,6 +499,8 @@ int main(int argc, char **argv)
     T_RUN(bench_trial);
     T_RUN(search_replay);
     T_RUN(compile_sample);
+    T_RUN(check_plans);
+    T_RUN(check_run);
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);
