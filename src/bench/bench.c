@@ -52,7 +52,7 @@ int fattn_bench_run(const fattn_bench_opts *o, fattn_target *t, fattn_store *s, 
     memset(&item, 0, sizeof item);
     if ((rc = configuration(o, t, s, &st, &cfg, r->key)) || (rc = fattn_gpu_arch(t, &gpu, "bench", NULL)))
         goto out;
-    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    const char *dir = o->kernel_dir; /* NULL: the default */
     if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
         goto out;
     have_src = 1;

@@ -21,7 +21,8 @@
 #define CLI_PROGRESS_LOG_MS 10000
 
 typedef struct cli_common {
-    const char *db_path;    /* --db, default results/fattn.db */
+    const char *db_path;    /* --db, default FATTN_DEFAULT_DB (results/fattn.db): never NULL */
+    int db_mode;            /* how the command opens it (its table entry): FATTN_DB_READ, _WRITE, _UPDATE */
     const char *kernel_dir; /* --kernel-dir, default see util/paths.h */
     int quiet;              /* -q: no progress, no notes */
     int argc;               /* the whole command line, for the study record */
@@ -144,6 +145,14 @@ extern const char cli_common_help[];
 /* Handles a target option: returns 1 when `opt` is one, 0 when not, or a
  * negative error code for a bad value. */
 int cli_target_option(fattn_target *t, int opt, const char *arg);
+
+/* The one database opener: c->db_path in the mode the command's table entry
+ * gives. */
+int cli_open_db(const cli_common *c, fattn_store **s);
+
+/* " --db PATH" when the database is not the default one, else "": for a
+ * message that tells the user the command to run next. */
+const char *cli_db_option(const cli_common *c, char *buf, size_t n);
 
 /* Handles a common option: 1 handled, 0 not one. */
 int cli_common_option(cli_common *c, int opt, const char *arg);

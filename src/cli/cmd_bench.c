@@ -162,7 +162,7 @@ int cmd_bench(int argc, char **argv, cli_common *c)
     t.lim.skip = o.skip;
     if (o.skip)
         t.given |= FATTN_GIVEN_SKIP;
-    if (o.trial && (rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+    if (o.trial && (rc = cli_open_db(c, &s)))
         goto out;
     fattn_bench_opts bo = {.config = o.trial ? NULL : argv[first],
                            .trial = o.trial,

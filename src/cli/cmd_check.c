@@ -229,10 +229,9 @@ static int print_list(const fattn_check_plan *p)
 }
 
 /* Exit status beyond the summary: interrupted, or a configuration failed. */
-static int outcome(const fattn_check_report *r, size_t njobs, const char *db_path)
+static int outcome(const fattn_check_report *r, size_t njobs, const cli_common *c)
 {
-    const char *db = db_path ? db_path : FATTN_DEFAULT_DB;
-    int other_db = strcmp(db, FATTN_DEFAULT_DB) != 0;
+    char buf[4200];
     if (r->interrupted)
         return fattn_error(FATTN_EFAIL,
                            "interrupted after %zu of %zu checks; sim run %lld keeps every verdict recorded, the "
@@ -241,9 +240,9 @@ static int outcome(const fattn_check_report *r, size_t njobs, const char *db_pat
     if (r->failed)
         return fattn_error(FATTN_EFAIL,
                            "%zu of %zu configuration%s failed the simulator (%zu defective: search skips them for "
-                           "this kernel source); every verdict: fattn-tune query sim --run %lld%s%s",
-                           r->failed, njobs, njobs == 1 ? "" : "s", r->defects, r->run, other_db ? " --db " : "",
-                           other_db ? db : "");
+                           "this kernel source); every verdict: fattn-tune query sim --run %lld%s",
+                           r->failed, njobs, njobs == 1 ? "" : "s", r->defects, r->run,
+                           cli_db_option(c, buf, sizeof buf));
     return FATTN_OK;
 }
 
@@ -281,7 +280,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
                            .jobs = (int)o.jobs,
                            .timeout_s = o.timeout_s,
                            .kernel_dir = c->kernel_dir,
-                           .db_path = c->db_path ? c->db_path : FATTN_DEFAULT_DB,
+                           .db_path = c->db_path,
                            .argv_text = cmdline,
                            .interrupted = cli_interrupted(),
                            .guard = cli_signals_guard,
@@ -306,7 +305,7 @@ int cmd_check(int argc, char **argv, cli_common *c)
     if (v.single && r.done)
         printf("\n");
     summary(&r, &plan, v.single);
-    rc = outcome(&r, plan.njobs, c->db_path);
+    rc = outcome(&r, plan.njobs, c);
 out:
     fattn_check_report_release(&r);
     fattn_check_plan_release(&plan);

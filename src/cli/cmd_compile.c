@@ -139,7 +139,7 @@ int cmd_compile(int argc, char **argv, cli_common *c)
                                    .sample = o.has_sample ? o.sample : 0,
                                    .seed = o.seed,
                                    .kernel_dir = c->kernel_dir,
-                                   .db_path = c->db_path ? c->db_path : FATTN_DEFAULT_DB,
+                                   .db_path = c->db_path,
                                    .argv_text = cmdline,
                                    .interrupted = cli_interrupted(),
                                    .guard = cli_signals_guard,

@@ -290,8 +290,7 @@ int cmd_confirm(int argc, char **argv, cli_common *c)
         goto out;
     o.run.study = o.study, o.run.n = (int)o.n, o.run.top = (int)o.top, o.run.kernel_dir = c->kernel_dir;
     /* The GPU first: without one, nothing is opened. */
-    if ((rc = fattn_gpu_arch(&t, &gpu, "confirm", NULL))
-        || (rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_UPDATE, &s))
+    if ((rc = fattn_gpu_arch(&t, &gpu, "confirm", NULL)) || (rc = cli_open_db(c, &s))
         || (rc = fattn_confirm_run(&o.run, &t, &gpu, s, c->quiet ? NULL : stderr, r)))
         goto out;
     if (o.format == FATTN_FMT_JSON) {

@@ -177,14 +177,13 @@ int cmd_export(int argc, char **argv, cli_common *c)
                            o.kernel);
     if (o.kernel && o.output && !strcmp(o.kernel, o.output))
         return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
-    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+    if ((rc = cli_open_db(c, &s)))
         goto out;
     if (o.kernel) {
         /* The kernel of the study's family. */
         const fattn_family *fam;
-        const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
         if ((rc = fattn_export_best_family(s, o.nstudies ? o.studies[0] : 0, &fam))
-            || (rc = fattn_kernel_src_load(dir, fam->kernel_file, &src)))
+            || (rc = fattn_kernel_src_load(c->kernel_dir, fam->kernel_file, &src)))
             goto out;
         have_src = 1;
     }

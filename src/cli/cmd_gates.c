@@ -154,8 +154,7 @@ static int run_explain(cli_common *c, const fattn_target *t, const gates_opts *o
     fattn_compile_item item;
     memset(&item, 0, sizeof item);
     if (!o->no_compile && all[FATTN_R_TILING].pass == 1) {
-        const char *dir = c->kernel_dir ? c->kernel_dir : fattn_default_kernel_dir();
-        if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
+        if ((rc = fattn_kernel_src_load(c->kernel_dir, cfg.fam->kernel_file, &src)))
             return rc;
         if ((rc = fattn_cuda_include(&include))) {
             fattn_kernel_src_release(&src);

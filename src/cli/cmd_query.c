@@ -329,7 +329,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
     if (first < argc)
         return cli_extra_operand("query", argv[first]);
 
-    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+    if ((rc = cli_open_db(c, &s)))
         return rc;
     sqlite3 *db = fattn_store_db(s);
     sqlite3_create_function(db, "fattn_what", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&what, reason_text, NULL,

@@ -66,7 +66,7 @@ int cmd_report(int argc, char **argv, cli_common *c)
     int rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
-    if ((rc = fattn_store_open(c->db_path ? c->db_path : FATTN_DEFAULT_DB, FATTN_DB_READ, &s)))
+    if ((rc = cli_open_db(c, &s)))
         return rc;
     if (!o.n) {
         if (!(o.studies[0] = fattn_latest_study(s))) {

@@ -298,7 +298,7 @@ static int check_budget(const search_opts *o)
 }
 
 /* The procedure's options from the command's. */
-static fattn_search_opts procedure_opts(const search_opts *o, const cli_common *c, const char *db, double started,
+static fattn_search_opts procedure_opts(const search_opts *o, const cli_common *c, double started,
                                         const fattn_resume *res, const char *cmdline, const char *args,
                                         progress_state *ps)
 {
@@ -310,7 +310,7 @@ static fattn_search_opts procedure_opts(const search_opts *o, const cli_common *
                                .replay = o->replay,
                                .measure = o->tm,
                                .kernel_dir = c->kernel_dir,
-                               .db_path = db,
+                               .db_path = c->db_path,
                                .argv_text = cmdline,
                                .args_json = args,
                                .resume = res,
@@ -342,8 +342,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     fattn_store *store = NULL;
     fattn_resume res = {0};
     fattn_search_report r = {0};
-    const char *db = FATTN_DEFAULT_DB;
-    char *cmdline = NULL, *args = NULL, **merged = NULL, budget_text[64] = "", help[8192];
+    char *cmdline = NULL, *args = NULL, **merged = NULL, budget_text[64] = "", help[8192], dbopt[4200];
     int rc;
 
     snprintf(help, sizeof help, "%s%s%s%s", help_head, cli_timing_help, cli_target_help, cli_common_help);
@@ -351,13 +350,11 @@ int cmd_search(int argc, char **argv, cli_common *c)
     fattn_measure_init(&o.tm);
     if ((rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL)))
         goto out;
-    if (c->db_path)
-        db = c->db_path;
     if ((rc = check_budget(&o)))
         goto out;
     /* --resume: the study must be free (before any GPU work; reopening checks again). */
     if (o.resume
-        && ((rc = check_resume_args(argc, argv)) || (rc = fattn_store_open(db, FATTN_DB_WRITE, &store))
+        && ((rc = check_resume_args(argc, argv)) || (rc = cli_open_db(c, &store))
             || (rc = fattn_resume_load(store, o.resume, &res)) || (rc = fattn_store_study_free(store, o.resume))
             || (rc = resume_args(&o, &t, c, opts, help, &res, &argc, &argv, &merged))))
         goto out;
@@ -369,7 +366,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     t.lim.skip = o.skip;
     progress_state ps = {
         .on = !c->quiet, .tty = isatty(2), .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms - res.search_ms : 0};
-    fattn_search_opts so = procedure_opts(&o, c, db, started, o.resume ? &res : NULL, cmdline, args, &ps);
+    fattn_search_opts so = procedure_opts(&o, c, started, o.resume ? &res : NULL, cmdline, args, &ps);
     rc = fattn_search_run(&so, &t, &store, &r);
     if (ps.drawn)
         fputc('\n', stderr);
@@ -379,9 +376,8 @@ int cmd_search(int argc, char **argv, cli_common *c)
     if (r.stop == FATTN_TUNE_INTERRUPTED)
         rc = fattn_error(FATTN_EFAIL,
                          "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded; go on "
-                         "with: fattn-tune search --resume %lld%s%s",
-                         r.p.tried, r.p.candidates, r.study, r.study, strcmp(db, FATTN_DEFAULT_DB) ? " --db " : "",
-                         strcmp(db, FATTN_DEFAULT_DB) ? db : "");
+                         "with: fattn-tune search --resume %lld%s",
+                         r.p.tried, r.p.candidates, r.study, r.study, cli_db_option(c, dbopt, sizeof dbopt));
 out:
     fattn_search_report_release(&r);
     fattn_resume_release(&res);

@@ -17,8 +17,15 @@
 #include "util/err.h"
 #include "util/misc.h"
 
+/* What a command's shared setup is: the database mode of cli_open_db()
+ * (and whether it opens one at all), and whether it needs a GPU (said in
+ * the usage; the command probes it, fattn_gpu_arch, once its arguments are
+ * checked). */
 enum {
-    CMD_NEEDS_GPU = 1, /* runs kernels: a GPU must be present */
+    CMD_NEEDS_GPU = 1,  /* runs kernels: a GPU must be present */
+    CMD_READS_DB = 2,   /* opens the database read-only */
+    CMD_WRITES_DB = 4,  /* creates or migrates it, and writes */
+    CMD_UPDATES_DB = 8, /* writes an existing one */
 };
 
 typedef struct command {
@@ -31,14 +38,17 @@ typedef struct command {
 static const command commands[] = {
     {"space", cmd_space, 0, "count, list and filter the configuration space"},
     {"gates", cmd_gates, 0, "run the hard gates for a shape and arch; --explain one configuration"},
-    {"compile", cmd_compile, 0, "compile every gate survivor with NVRTC and store its resources"},
-    {"check", cmd_check, 0, "run configurations through the kernel simulator on the CPU: faults, races, numerics"},
-    {"query", cmd_query, 0, "read studies, trials, rejections, confirmations and the compile cache"},
-    {"export", cmd_export, 0, "write the best configuration: C header, kernel, dispatch table, JSON, T4"},
-    {"search", cmd_search, CMD_NEEDS_GPU, "search the space on a GPU: compile, verify, time, store every trial"},
-    {"confirm", cmd_confirm, CMD_NEEDS_GPU, "re-measure the best configurations against a baseline, with CIs"},
-    {"bench", cmd_bench, CMD_NEEDS_GPU, "measure one configuration, optionally beside cuDNN"},
-    {"report", cmd_report, 0, "write a study as a self-contained HTML page with plots"},
+    {"compile", cmd_compile, CMD_WRITES_DB, "compile every gate survivor with NVRTC and store its resources"},
+    {"check", cmd_check, CMD_WRITES_DB,
+     "run configurations through the kernel simulator on the CPU: faults, races, numerics"},
+    {"query", cmd_query, CMD_READS_DB, "read studies, trials, rejections, confirmations and the compile cache"},
+    {"export", cmd_export, CMD_READS_DB, "write the best configuration: C header, kernel, dispatch table, JSON, T4"},
+    {"search", cmd_search, CMD_NEEDS_GPU | CMD_WRITES_DB,
+     "search the space on a GPU: compile, verify, time, store every trial"},
+    {"confirm", cmd_confirm, CMD_NEEDS_GPU | CMD_UPDATES_DB,
+     "re-measure the best configurations against a baseline, with CIs"},
+    {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_READS_DB, "measure one configuration, optionally beside cuDNN"},
+    {"report", cmd_report, CMD_READS_DB, "write a study as a self-contained HTML page with plots"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -68,7 +78,7 @@ static const command *find_command(const char *name)
 
 static int run(int argc, char **argv)
 {
-    cli_common common = {.db_path = NULL, .argc = argc, .argv = argv};
+    cli_common common = {.db_path = FATTN_DEFAULT_DB, .argc = argc, .argv = argv};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; ++i) {
         const char *a = argv[i];
@@ -116,6 +126,9 @@ static int run(int argc, char **argv)
     const command *c = find_command(name);
     if (!c)
         return fattn_error(FATTN_EUSAGE, "unknown command '%s'; see fattn-tune --help", name);
+    common.db_mode = c->flags & CMD_WRITES_DB    ? FATTN_DB_WRITE
+                     : c->flags & CMD_UPDATES_DB ? FATTN_DB_UPDATE
+                                                 : FATTN_DB_READ;
     return c->fn(argc - i, argv + i, &common);
 }
 

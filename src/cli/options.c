@@ -111,6 +111,19 @@ int cli_target_option(fattn_target *t, int opt, const char *arg)
     }
 }
 
+int cli_open_db(const cli_common *c, fattn_store **s)
+{
+    return fattn_store_open(c->db_path, c->db_mode, s);
+}
+
+const char *cli_db_option(const cli_common *c, char *buf, size_t n)
+{
+    if (!strcmp(c->db_path, FATTN_DEFAULT_DB))
+        return "";
+    snprintf(buf, n, " --db %s", c->db_path);
+    return buf;
+}
+
 int cli_common_option(cli_common *c, int opt, const char *arg)
 {
     switch (opt) {

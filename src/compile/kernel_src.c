@@ -9,6 +9,7 @@
 
 #include "util/err.h"
 #include "util/fs.h"
+#include "util/paths.h"
 #include "util/sha256.h"
 
 static int have_header(const fattn_kernel_src *ks, const char *name)
@@ -70,6 +71,8 @@ static int scan_includes(fattn_kernel_src *ks, const char *text, const char *fro
 int fattn_kernel_src_load(const char *dir, const char *file, fattn_kernel_src *ks)
 {
     memset(ks, 0, sizeof *ks);
+    if (!dir)
+        dir = fattn_default_kernel_dir();
     ks->dir = fattn_xstrdup(dir);
     ks->name = fattn_xstrdup(file);
     char *path = fattn_path_join(dir, file);

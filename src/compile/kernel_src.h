@@ -26,8 +26,10 @@ typedef struct fattn_kernel_src {
     char hash[65];
 } fattn_kernel_src;
 
-/* Loads dir/file and its local headers. A missing or unreadable file is an
- * environment failure (FATTN_EFAIL) naming the path. */
+/* Loads dir/file and its local headers; dir NULL: the default kernel
+ * directory (util/paths.h: $FATTN_KERNEL_DIR, else the built-in kernels/).
+ * A missing or unreadable file is an environment failure (FATTN_EFAIL)
+ * naming the path. */
 int fattn_kernel_src_load(const char *dir, const char *file, fattn_kernel_src *ks);
 
 void fattn_kernel_src_release(fattn_kernel_src *ks);

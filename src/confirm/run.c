@@ -204,7 +204,7 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     /* The kernel the study measured, on the study's shape and arch under the
      * gate limits it was searched with (those given override). */
     const fattn_study_info *st = &rep->study;
-    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    const char *dir = o->kernel_dir; /* NULL: the default */
     if ((rc = fattn_kernel_src_load(dir, st->fam->kernel_file, &src)))
         goto out;
     have_src = 1;

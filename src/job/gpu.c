@@ -51,6 +51,8 @@ int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *tm, con
     fattn_kernel_src ref;
     fattn_options o;
     fattn_nvrtc_result r;
+    if (!kernel_dir)
+        kernel_dir = fattn_default_kernel_dir();
     int rc = fattn_kernel_src_load(kernel_dir, FATTN_REF_FILE, &ref);
     if (rc)
         return rc;

@@ -96,7 +96,8 @@ int fattn_gpu_arch(fattn_target *t, fattn_gpu *g, const char *cmd, const char *w
  * device-memory budget. */
 void fattn_measure_plan(fattn_measure *m, fattn_target *t, const fattn_gpu *g);
 
-/* Compiles the reference kernel and starts the GPU evaluator. */
+/* Compiles the reference kernel (in kernel_dir, NULL: the default) and
+ * starts the GPU evaluator. */
 int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *m, const char *kernel_dir, const char *include,
                              fattn_evaluator **ev);
 

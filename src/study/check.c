@@ -172,7 +172,7 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
             return fattn_error(FATTN_EUSAGE,
                                "check --config: %s and %s configurations in one run; check one family at a time",
                                p->jobs[0].cfg.fam->name, p->jobs[i].cfg.fam->name);
-    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    const char *dir = o->kernel_dir; /* NULL: the default */
     if ((rc = fattn_kernel_src_load(dir, p->jobs[0].cfg.fam->kernel_file, &src)))
         goto out;
     have_src = 1;

@@ -247,7 +247,7 @@ int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t
     run_state s = {.t = t, .r = r, .log = o->log, .tty = o->tty};
 
     memset(r, 0, sizeof *r);
-    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    const char *dir = o->kernel_dir; /* NULL: the default */
     if ((rc = fattn_kernel_src_load(dir, t->space.fam->kernel_file, &src)))
         goto out;
     have_src = 1;

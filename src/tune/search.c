@@ -159,7 +159,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         goto out;
     fattn_measure_plan(&m, t, &gpu);
 
-    const char *dir = o->kernel_dir ? o->kernel_dir : fattn_default_kernel_dir();
+    const char *dir = o->kernel_dir; /* NULL: the default */
     if ((rc = fattn_kernel_src_load(dir, t->space.fam->kernel_file, &src)))
         goto out;
     have_src = 1;
