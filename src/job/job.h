@@ -9,6 +9,7 @@
 #ifndef FATTN_JOB_JOB_H
 #define FATTN_JOB_JOB_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -107,6 +108,17 @@ int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *m, cons
  * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
 int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char *who);
 int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
+
+/* One trial in its own transaction (rolled back when it fails): a crash
+ * loses at most the trial in flight. */
+int fattn_record_trial(fattn_store *s, const fattn_trial_rec *r);
+
+/* The static gates' rejections of sv, each a trial of `study` numbered from
+ * *seq in its own transaction; a key `recorded` says the study holds
+ * already (a study taken up) left out; stops when *interrupted is set. */
+int fattn_record_rejections(fattn_store *s, const fattn_target *t, const fattn_space_verdicts *sv, long long study,
+                            long long *seq, int (*recorded)(void *arg, const char *key), void *arg,
+                            volatile sig_atomic_t *interrupted);
 
 /* What a procedure decided on its own, said once nothing else can refuse
  * the command (so that a refusal is one line alone). */

@@ -53,24 +53,18 @@ static int by_key(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-static int recorded(const run_state *s, const fattn_config *cfg)
+/* 1 when the study's earlier run recorded `key`. */
+static int recorded_key(void *arg, const char *key)
 {
-    if (!s->r->nprior)
-        return 0;
-    char key[FATTN_KEY_MAX];
-    fattn_config_key(cfg, key);
-    return bsearch(key, s->prior, s->r->nprior, sizeof *s->prior, by_key) != NULL;
+    const run_state *s = arg;
+    return s->r->nprior && bsearch(key, s->prior, s->r->nprior, sizeof *s->prior, by_key) != NULL;
 }
 
-static int store_trial(run_state *s, const fattn_trial_rec *r)
+static int recorded(const run_state *s, const fattn_config *cfg)
 {
-    if (fattn_store_begin(s->store))
-        return FATTN_EFAIL;
-    if (fattn_store_trial_add(s->store, r, NULL)) {
-        fattn_store_rollback(s->store);
-        return FATTN_EFAIL;
-    }
-    return fattn_store_commit(s->store);
+    char key[FATTN_KEY_MAX];
+    fattn_config_key(cfg, key);
+    return recorded_key((void *)s, key);
 }
 
 static void progress(run_state *s, int force)
@@ -129,33 +123,9 @@ static int on_compiled(void *arg, fattn_compile_item *it)
         }
     }
     ++s->r->done;
-    int rc = store_trial(s, &r);
+    int rc = fattn_record_trial(s->store, &r);
     fattn_compile_item_release(it);
     progress(s, 0);
-    return rc;
-}
-
-/* The static gates' rejections, each its own trial (those recorded by the
- * study's earlier run left out). */
-static int record_rejections(run_state *s, const fattn_space_verdicts *sv, volatile sig_atomic_t *interrupted)
-{
-    int rc = FATTN_OK;
-    for (size_t i = 0; i < sv->n && !rc && !*interrupted; ++i) {
-        if (sv->v[i].reason <= 0)
-            continue;
-        fattn_config cfg;
-        fattn_space_config(&s->t->space, i, &cfg);
-        if (recorded(s, &cfg))
-            continue;
-        fattn_trial_rec tr = {.study_id = s->r->study,
-                              .seq = s->seq++,
-                              .cfg = &cfg,
-                              .status = "rejected",
-                              .reason = fattn_reason(sv->v[i].reason)->code,
-                              .detail = sv->v[i].detail,
-                              .compile_ms = -1};
-        rc = store_trial(s, &tr);
-    }
     return rc;
 }
 
@@ -194,7 +164,8 @@ static int begin_study(run_state *s, const fattn_compile_study_opts *o, const fa
         || (rc = fattn_store_each_trial(s->store, prior, note_prior, s, &s->seq)))
         return rc;
     r->study = prior;
-    qsort(s->prior, r->nprior, sizeof *s->prior, by_key);
+    if (r->nprior) /* (a study stopped before its first trial holds none) */
+        qsort(s->prior, r->nprior, sizeof *s->prior, by_key);
     if (s->log)
         fprintf(s->log, "fattn-tune: taking up study %lld, stopped before with %zu trials recorded\n", prior,
                 r->nprior);
@@ -267,7 +238,7 @@ int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t
         goto out;
     if (o->guard)
         o->guard(1);
-    rc = record_rejections(&s, &r->sv, interrupted);
+    rc = fattn_record_rejections(s.store, t, &r->sv, r->study, &s.seq, recorded_key, &s, interrupted);
     if (!rc && !*interrupted)
         rc = compile_survivors(&s, o, &src, include, nsurv, interrupted, &items, &nitems);
     r->interrupted = *interrupted != 0;

@@ -103,35 +103,10 @@ static int replay_target(const char *path, fattn_target *t, char *shape, size_t 
     return rc;
 }
 
-/* The static gates' rejections, each a trial in its own transaction (those a
- * resumed study recorded before left out). */
-static int record_rejections(fattn_store *store, const fattn_target *t, const fattn_space_verdicts *sv,
-                             const fattn_resume *res, long long study, long long *seq,
-                             volatile sig_atomic_t *interrupted)
+/* 1 when the resumed study holds a trial of `key`. */
+static int resumed_key(void *arg, const char *key)
 {
-    int rc = FATTN_OK;
-    for (size_t i = 0; i < sv->n && !rc && !*interrupted; ++i) {
-        if (sv->v[i].reason <= 0)
-            continue;
-        fattn_config cfg;
-        char key[FATTN_KEY_MAX];
-        fattn_space_config(&t->space, i, &cfg);
-        fattn_config_key(&cfg, key);
-        if (res && fattn_resume_has(res, key))
-            continue; /* recorded before */
-        fattn_trial_rec tr = {.study_id = study,
-                              .seq = (*seq)++,
-                              .cfg = &cfg,
-                              .status = "rejected",
-                              .reason = fattn_reason(sv->v[i].reason)->code,
-                              .detail = sv->v[i].detail,
-                              .compile_ms = -1};
-        if (!(rc = fattn_store_begin(store)) && !(rc = fattn_store_trial_add(store, &tr, NULL)))
-            rc = fattn_store_commit(store);
-        else
-            fattn_store_rollback(store);
-    }
-    return rc;
+    return fattn_resume_has(arg, key);
 }
 
 int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r)
@@ -229,7 +204,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     if (o->guard)
         o->guard(1);
     double t0 = fattn_now_ms();
-    rc = record_rejections(*store, t, &r->sv, res, r->study, &seq, interrupted);
+    rc = fattn_record_rejections(*store, t, &r->sv, r->study, &seq, res ? resumed_key : NULL, (void *)res, interrupted);
     if (!rc && !*interrupted) {
         fattn_compile_ctx cc = {.src = &src,
                                 .cuda_include = include,
