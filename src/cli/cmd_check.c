@@ -297,11 +297,14 @@ int cmd_check(int argc, char **argv, cli_common *c)
               .njobs = plan.njobs,
               .t0 = fattn_now_ms()};
     co.each = each, co.each_arg = &v;
-    if ((rc = fattn_check_run(&co, &t, &plan, &store, &r)))
+    rc = fattn_check_run(&co, &t, &plan, &store, &r);
+    if (r.run) { /* the run began: its progress line ended */
+        progress(&v, 1);
+        if (v.progress)
+            fputc('\n', stderr);
+    }
+    if (rc)
         goto out;
-    progress(&v, 1);
-    if (v.progress)
-        fputc('\n', stderr);
     if (v.single && r.done)
         printf("\n");
     summary(&r, &plan, v.single);

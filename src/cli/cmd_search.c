@@ -170,13 +170,17 @@ static char *args_json(int argc, char **argv)
 
 typedef struct progress_state {
     int on, tty; /* on: not -q; a line redrawn on a terminal, else one every CLI_PROGRESS_LOG_MS */
-    int drawn;   /* a line was drawn on the terminal: end it */
     double last, deadline_ms;
 } progress_state;
 
 static void show_progress(void *arg, const fattn_tune_progress *p)
 {
     progress_state *ps = arg;
+    if (!p) { /* the loop ended: end the line redrawn on a terminal */
+        if (ps->on && ps->tty)
+            fputc('\n', stderr);
+        return;
+    }
     double now = fattn_now_ms();
     if (!ps->on || now - ps->last < (ps->tty ? 250 : CLI_PROGRESS_LOG_MS))
         return;
@@ -192,7 +196,6 @@ static void show_progress(void *arg, const fattn_tune_progress *p)
             ps->tty ? "\r  " : "fattn-tune: ", p->tried, p->candidates, p->ok, rejected, p->errors,
             p->best_us > 0 ? p->best_key : "-", p->best_us, (int)eta / 60, (int)eta % 60, ps->tty ? "   " : "\n");
     fflush(stderr);
-    ps->drawn = ps->tty;
 }
 
 static void summary(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
@@ -368,11 +371,9 @@ int cmd_search(int argc, char **argv, cli_common *c)
         .on = !c->quiet, .tty = isatty(2), .deadline_ms = o.budget_ms > 0 ? started + o.budget_ms - res.search_ms : 0};
     fattn_search_opts so = procedure_opts(&o, c, started, o.resume ? &res : NULL, cmdline, args, &ps);
     rc = fattn_search_run(&so, &t, &store, &r);
-    if (ps.drawn)
-        fputc('\n', stderr);
     if (rc)
         goto out;
-    summary(&r, o.strategy->name, &t, o.trials, budget_text, res.search_ms + fattn_now_ms() - started, o.budget_ms);
+    summary(&r, o.strategy->name, &t, o.trials, budget_text, res.search_ms + r.ended_ms - started, o.budget_ms);
     if (r.stop == FATTN_TUNE_INTERRUPTED)
         rc = fattn_error(FATTN_EFAIL,
                          "interrupted after %zu of %zu survivors; study %lld keeps every trial recorded; go on "

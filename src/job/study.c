@@ -104,6 +104,7 @@ int fattn_study_target(fattn_target *t, const fattn_study_info *st, const char *
         t->lim.skip = study.skip;
     if ((rc = fattn_target_finish(t, FATTN_NEED_ARCH, cmd)))
         return rc;
+    t->arch_name = t->arch->name; /* not the study's buffer, which the caller may free */
 
     /* What was decided, said once the command goes on: the arch, the
      * study's limits in one line, then what differs from them. */

@@ -235,12 +235,15 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .progress_arg = o->progress_arg,
         };
         rc = fattn_tune_run(&tc, &r->p, &r->stop);
+        if (o->progress)
+            o->progress(o->progress_arg, NULL);
     }
     if (o->guard)
         o->guard(0);
     const char *status = rc ? "failed" : r->stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
     if (fattn_store_study_end(*store, r->study, status) && !rc)
         rc = FATTN_EFAIL;
+    r->ended_ms = fattn_now_ms();
 out:
     fattn_evaluator_close(&ev);
     free(include);

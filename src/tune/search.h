@@ -33,7 +33,7 @@ typedef struct fattn_search_opts {
     volatile sig_atomic_t *interrupted; /* set: stop between trials (NULL: never) */
     void (*guard)(int on);              /* called with 1 as the study begins, 0 after the loop: the caller's
                             * signal handlers set *interrupted in between (NULL: none) */
-    void (*progress)(void *arg, const fattn_tune_progress *p);
+    void (*progress)(void *arg, const fattn_tune_progress *p); /* the loop's; p NULL once it has ended */
     void *progress_arg;
     FILE *log; /* notes (NULL: none) */
 } fattn_search_opts;
@@ -45,7 +45,10 @@ typedef struct fattn_search_report {
     fattn_tune_progress p;
     int stop; /* enum fattn_tune_stop */
     char device[256], method[512];
-    char land_shape[64], land_arch[16]; /* a landscape's shape and arch, where the target took them */
+    double ended_ms; /* fattn_now_ms() when the study ended (before the worker is stopped) */
+    /* A landscape's shape and arch, where the target took them: the target
+     * points into them, so the report outlives the target's use. */
+    char land_shape[64], land_arch[16];
 } fattn_search_report;
 
 /* Runs the search on target t (its space, shape, arch and limits given, or
