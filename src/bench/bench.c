@@ -46,16 +46,14 @@ int fattn_bench_run(const fattn_bench_opts *o, fattn_target *t, fattn_store *s, 
     fattn_notes notes = {0};
     fattn_config cfg;
     char *include = NULL;
-    int rc, have_src = 0;
+    int rc;
 
     memset(r, 0, sizeof *r);
     memset(&item, 0, sizeof item);
     if ((rc = configuration(o, t, s, &st, &cfg, r->key)) || (rc = fattn_gpu_arch(t, &gpu, "bench", NULL)))
         goto out;
-    const char *dir = o->kernel_dir; /* NULL: the default */
-    if ((rc = fattn_kernel_src_load(dir, cfg.fam->kernel_file, &src)))
+    if ((rc = fattn_kernel_src_load(o->kernel_dir, cfg.fam->kernel_file, &src)))
         goto out;
-    have_src = 1;
     /* A stored trial is re-gated and re-compiled as its study searched it. */
     if (o->trial ? (rc = fattn_study_kernel(&src, &st, o->allow_kernel, "bench --trial", &notes))
                        || (rc = fattn_study_target(t, &st, t->arch_name, o->allow_arch, "bench --trial", &notes))
@@ -74,7 +72,7 @@ int fattn_bench_run(const fattn_bench_opts *o, fattn_target *t, fattn_store *s, 
     if (log)
         fattn_notes_print(&notes, log);
 
-    if ((rc = fattn_open_gpu_evaluator(t, &m, dir, include, &ev)))
+    if ((rc = fattn_open_gpu_evaluator(t, &m, o->kernel_dir, include, &ev)))
         goto out;
     r->shape = t->shape;
     snprintf(r->arch, sizeof r->arch, "%s", t->arch->name);
@@ -94,8 +92,7 @@ out:
     fattn_evaluator_close(&ev);
     fattn_compile_item_release(&item);
     free(include);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }
 

@@ -185,9 +185,6 @@ extern const char cli_timing_help[];
 /* Handles a timing option: 1 handled, 0 not one, negative on a bad value. */
 int cli_timing_option(fattn_measure *tm, int opt, const char *arg);
 
-/* Prints the notes on stderr unless `quiet`. */
-void cli_study_say(const fattn_notes *notes, int quiet);
-
 /* The one signal helper: between cli_signals_guard(1) and (0), SIGINT,
  * SIGTERM and SIGHUP set the flag of cli_interrupted() (cleared by the
  * guard) instead of ending the process, so that a procedure given both

@@ -129,7 +129,8 @@ static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel
         fattn_compile_ctx cc = {
             .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
         if (!(rc = fattn_compile_pass(&cc, key, &item)))
-            cli_study_say(&notes, c->quiet);
+            if (!c->quiet)
+                fattn_notes_print(&notes, stderr);
     }
     fattn_compile_item_release(&item);
     free(include);
@@ -150,8 +151,8 @@ int cmd_export(int argc, char **argv, cli_common *c)
     };
     export_opts o = {.format = FMT_HEADER};
     fattn_store *s = NULL;
-    fattn_kernel_src src;
-    int rc, have_src = 0;
+    fattn_kernel_src src = {0};
+    int rc;
     fattn_outfile out = {0}, kout = {0};
 
     rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
@@ -185,7 +186,6 @@ int cmd_export(int argc, char **argv, cli_common *c)
         if ((rc = fattn_export_best_family(s, o.nstudies ? o.studies[0] : 0, &fam))
             || (rc = fattn_kernel_src_load(c->kernel_dir, fam->kernel_file, &src)))
             goto out;
-        have_src = 1;
     }
     /* Both targets open before either is written, and both replaced or
      * neither. */
@@ -205,7 +205,6 @@ int cmd_export(int argc, char **argv, cli_common *c)
     rc = fattn_outfile_finish(&out, rc);
 out:
     fattn_store_close(&s);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }

@@ -51,12 +51,6 @@ _Static_assert(CLI_GIVEN(OPT_SMEM_LIMIT) == FATTN_GIVEN_SMEM_LIMIT
                    && CLI_GIVEN(OPT_STRICT_OCCUPANCY) == FATTN_GIVEN_STRICT_OCCUPANCY,
                "the limit options in the order of the FATTN_GIVEN_* bits");
 
-void cli_study_say(const fattn_notes *notes, int quiet)
-{
-    if (!quiet)
-        fattn_notes_print(notes, stderr);
-}
-
 int cli_long(const char *option, const char *arg, long min, long max, long *out)
 {
     if (fattn_parse_long(arg, min, max, out))

@@ -32,6 +32,8 @@ typedef struct fattn_kernel_src {
  * naming the path. */
 int fattn_kernel_src_load(const char *dir, const char *file, fattn_kernel_src *ks);
 
+/* Frees what ks holds and zeroes it; a zeroed source, or one whose load
+ * failed, is released as well (nothing to free). */
 void fattn_kernel_src_release(fattn_kernel_src *ks);
 
 #endif

@@ -189,7 +189,7 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     fattn_measure m = o->measure;
     fattn_notes notes = {0};
     char *include = NULL;
-    int rc, have_src = 0, k;
+    int rc, k;
 
     memset(rep, 0, sizeof *rep);
     memset(items, 0, sizeof items);
@@ -204,10 +204,8 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     /* The kernel the study measured, on the study's shape and arch under the
      * gate limits it was searched with (those given override). */
     const fattn_study_info *st = &rep->study;
-    const char *dir = o->kernel_dir; /* NULL: the default */
-    if ((rc = fattn_kernel_src_load(dir, st->fam->kernel_file, &src)))
+    if ((rc = fattn_kernel_src_load(o->kernel_dir, st->fam->kernel_file, &src)))
         goto out;
-    have_src = 1;
     if ((rc = fattn_study_kernel(&src, st, o->allow_kernel, "confirm", &notes))
         || (rc = fattn_study_target(t, st, t->arch_name, o->allow_arch, "confirm", &notes)))
         goto out;
@@ -236,7 +234,7 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
         fattn_notes_print(&notes, log);
 
     /* Measure: the candidates, then the baseline, in turn. */
-    if ((rc = fattn_open_gpu_evaluator(t, &m, dir, include, &ev)))
+    if ((rc = fattn_open_gpu_evaluator(t, &m, o->kernel_dir, include, &ev)))
         goto out;
     snprintf(rep->device, sizeof rep->device, "%s", ev->device);
     snprintf(rep->method, sizeof rep->method, "%s", ev->method);
@@ -277,7 +275,6 @@ out:
     }
     fattn_evaluator_close(&ev);
     free(include);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }

@@ -163,7 +163,7 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
     static volatile sig_atomic_t never;
     fattn_kernel_src src = {0};
     char *cache = NULL, compiler[256];
-    int rc, have_src = 0;
+    int rc;
 
     memset(r, 0, sizeof *r);
     /* One kernel per run: the family's of every job. */
@@ -172,10 +172,8 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
             return fattn_error(FATTN_EUSAGE,
                                "check --config: %s and %s configurations in one run; check one family at a time",
                                p->jobs[0].cfg.fam->name, p->jobs[i].cfg.fam->name);
-    const char *dir = o->kernel_dir; /* NULL: the default */
-    if ((rc = fattn_kernel_src_load(dir, p->jobs[0].cfg.fam->kernel_file, &src)))
+    if ((rc = fattn_kernel_src_load(o->kernel_dir, p->jobs[0].cfg.fam->kernel_file, &src)))
         goto out;
-    have_src = 1;
     snprintf(r->kernel_hash, sizeof r->kernel_hash, "%s", src.hash);
     if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))
         goto out;
@@ -221,8 +219,7 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
     r->seconds = (fattn_now_ms() - t0) / 1000.0;
 out:
     free(cache);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }
 

@@ -214,14 +214,12 @@ int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t
     fattn_kernel_src src = {0};
     fattn_compile_item *items = NULL;
     char *include = NULL;
-    int rc, have_src = 0, nitems = 0;
+    int rc, nitems = 0;
     run_state s = {.t = t, .r = r, .log = o->log, .tty = o->tty};
 
     memset(r, 0, sizeof *r);
-    const char *dir = o->kernel_dir; /* NULL: the default */
-    if ((rc = fattn_kernel_src_load(dir, t->space.fam->kernel_file, &src)))
+    if ((rc = fattn_kernel_src_load(o->kernel_dir, t->space.fam->kernel_file, &src)))
         goto out;
-    have_src = 1;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
 
@@ -254,8 +252,7 @@ out:
     free(items);
     free(s.prior);
     free(include);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }
 

@@ -117,7 +117,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     fattn_gpu gpu = {0};
     fattn_measure m = o->measure;
     char *include = NULL, limits[512];
-    int rc, have_src = 0;
+    int rc;
 
     memset(r, 0, sizeof *r);
     r->stop = FATTN_TUNE_INTERRUPTED;
@@ -134,10 +134,8 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         goto out;
     fattn_measure_plan(&m, t, &gpu);
 
-    const char *dir = o->kernel_dir; /* NULL: the default */
-    if ((rc = fattn_kernel_src_load(dir, t->space.fam->kernel_file, &src)))
+    if ((rc = fattn_kernel_src_load(o->kernel_dir, t->space.fam->kernel_file, &src)))
         goto out;
-    have_src = 1;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &r->sv);
@@ -149,7 +147,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
 
     /* The evaluator: a worker initialized on the GPU, or the landscape. */
     if ((rc = o->replay ? fattn_evaluator_open_replay(o->replay, &t->shape, t->space.fam, &ev)
-                        : fattn_open_gpu_evaluator(t, &m, dir, include, &ev)))
+                        : fattn_open_gpu_evaluator(t, &m, o->kernel_dir, include, &ev)))
         goto out;
     snprintf(r->device, sizeof r->device, "%s", ev->device);
     snprintf(r->method, sizeof r->method, "%s", ev->method);
@@ -247,8 +245,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
 out:
     fattn_evaluator_close(&ev);
     free(include);
-    if (have_src)
-        fattn_kernel_src_release(&src);
+    fattn_kernel_src_release(&src);
     return rc;
 }
 
