@@ -26,6 +26,8 @@
  * from the compile cache in a new study; a signal as the study begins: the
  * study interrupted, then taken up by the same command line and finished.
  *
+ * settings (job.h): a target's and a measurement's options set by name.
+ *
  * check (study/check.h): the plans (covering: the sampler's cases; the
  * survivors' sample; given configurations, a gate's rejection told and not
  * applied), and a run of a tmacopy configuration at a tail shape in the
@@ -517,6 +519,53 @@ static void check_run(void)
     fattn_target_release(&t);
 }
 
+/* A target's and a measurement's settings by option name (job.h): each
+ * limit marked given, values held to their ranges, a name of neither not
+ * taken, an abbreviation not a name. */
+static void settings(void)
+{
+    fattn_target t;
+    fattn_measure m;
+    fattn_target_init(&t);
+    fattn_measure_init(&m);
+    fattn_error_set_quiet(1);
+    CHECK_INT(fattn_target_set(&t, "shape", "2,8,512,64"), 1);
+    CHECK(t.shape_text && !strcmp(t.shape_text, "2,8,512,64"));
+    CHECK_INT(fattn_target_set(&t, "causal", NULL), 1);
+    CHECK_INT(t.causal, 1);
+    CHECK_INT(fattn_target_set(&t, "max-bank-ways", "4"), 1);
+    CHECK_INT(t.lim.max_bank_ways, 4);
+    CHECK_INT(fattn_target_set(&t, "min-occupancy", "0.25"), 1);
+    CHECK(t.lim.min_occupancy == 0.25);
+    CHECK_INT(fattn_target_set(&t, "strict-occupancy", NULL), 1);
+    CHECK_INT(t.lim.occupancy_cp_async_exempt, 0);
+    CHECK_INT(t.given, FATTN_GIVEN_MAX_BANK_WAYS | FATTN_GIVEN_MIN_OCCUPANCY | FATTN_GIVEN_STRICT_OCCUPANCY);
+    CHECK_INT(fattn_target_set(&t, "max-bank-ways", "33"), FATTN_EUSAGE);
+    CHECK_INT(fattn_target_set(&t, "min-coalescing", "1.5"), FATTN_EUSAGE);
+    CHECK_INT(fattn_target_set(&t, "mem-budget", "0"), FATTN_EUSAGE);
+    CHECK_INT(fattn_target_set(&t, "device", "64"), FATTN_EUSAGE);
+    CHECK_INT(fattn_target_set(&t, "device", "3"), 1);
+    CHECK_INT(t.device, 3);
+    CHECK_INT(fattn_target_set(&t, "reps", "3"), 0);
+    CHECK_INT(fattn_target_set(&t, "max-bank", "2"), 0);
+    CHECK_INT(fattn_measure_set(&m, "reps", "7"), 1);
+    CHECK_INT(m.reps, 7);
+    CHECK_INT(fattn_measure_set(&m, "seed", "0"), 1);
+    CHECK_INT(m.seed, 0);
+    CHECK_INT(fattn_measure_set(&m, "samples", "0"), FATTN_EUSAGE);
+    CHECK_INT(fattn_measure_set(&m, "flush-l2", NULL), 1);
+    CHECK_INT(m.flush_l2, 1);
+    CHECK_INT(fattn_measure_set(&m, "max-rel-l2", "0"), FATTN_EUSAGE);
+    CHECK_INT(fattn_measure_set(&m, "kernel-timeout", "2m"), 1);
+    CHECK(m.timeout_ms == 120000);
+    CHECK_INT(fattn_measure_set(&m, "setup-timeout", "5s"), 1);
+    CHECK(m.setup_ms == 5000);
+    CHECK_INT(fattn_measure_set(&m, "setup-timeout", "2h"), FATTN_EUSAGE);
+    CHECK_INT(fattn_measure_set(&m, "shape", "1,1,64,64"), 0);
+    fattn_error_set_quiet(0);
+    fattn_target_release(&t);
+}
+
 int main(int argc, char **argv)
 {
     /* The evaluator starts this program again as its worker. */
@@ -528,6 +577,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     setenv("FATTN_WORKER_HOOK", "fake", 1);
     snprintf(db_path, sizeof db_path, "/tmp/fattn-procedures.%d.db", (int)getpid());
+    T_RUN(settings);
     T_RUN(confirm_study);
     T_RUN(bench_config);
     T_RUN(bench_trial);

@@ -1,7 +1,8 @@
 /*
  * test_store.c - the results database: creation and migration, refusing
  * corrupt, foreign, newer-schema and missing files without changing a byte,
- * trials and compile-cache entries round-tripping, a transaction per trial.
+ * trials and compile-cache entries round-tripping, a transaction per trial;
+ * the named reads and a user's own SELECT.
  */
 #include "t.h"
 
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/read.h"
 #include "store/schema.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -403,6 +405,38 @@ static void migration_families(void)
     fattn_store_close(&s);
 }
 
+/* Every named read prepares and runs on the latest schema (a column
+ * misspelt in a read no test's data reaches is caught); a user's statement
+ * is one read-only statement, the reason functions there on every
+ * connection. */
+static void named_reads(void)
+{
+    fattn_store *s;
+    CHECK_INT(fattn_store_open(path("reads.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    for (int r = 0; r < FATTN_READ_COUNT; ++r) {
+        sqlite3_stmt *st = NULL;
+        fattn_read_args a = {.id = 1, .text = "ok", .limit = 3};
+        CHECK_INT(fattn_store_read(s, r, &a, &st), FATTN_OK);
+        int step = st ? sqlite3_step(st) : SQLITE_ERROR;
+        if (step != SQLITE_ROW && step != SQLITE_DONE)
+            fprintf(stderr, "read %d: %s\n", r, sqlite3_errmsg(fattn_store_db(s)));
+        CHECK(step == SQLITE_ROW || step == SQLITE_DONE);
+        sqlite3_finalize(st);
+    }
+    fattn_rows rows;
+    CHECK_INT(fattn_store_user_sql(s, "SELECT fattn_fix('spills') IS NOT NULL, 2 ; ", 0, &rows), FATTN_OK);
+    CHECK(rows.nrows == 1 && rows.ncols == 2 && !strcmp(rows.cells[0][0], "1"));
+    fattn_rows_release(&rows);
+    CHECK_INT(fattn_store_user_sql(s, "SELECT 1; SELECT 2", 0, &rows), FATTN_EUSAGE);
+    CHECK_INT(fattn_store_user_sql(s, "DELETE FROM studies", 0, &rows), FATTN_EUSAGE);
+    CHECK_INT(fattn_store_user_sql(s, "ATTACH 'x.db' AS x", 0, &rows), FATTN_EUSAGE);
+    CHECK_INT(fattn_store_user_sql(s, "PRAGMA journal_mode = DELETE", 0, &rows), FATTN_EUSAGE);
+    CHECK_INT(fattn_store_user_sql(s, "PRAGMA table_info(trials)", 0, &rows), FATTN_OK);
+    CHECK(rows.nrows > 10);
+    fattn_rows_release(&rows);
+    fattn_store_close(&s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/fattn-store-XXXXXX");
@@ -415,6 +449,7 @@ int main(void)
     T_RUN(migration_from_empty);
     T_RUN(migration_keeps_data);
     T_RUN(migration_families);
+    T_RUN(named_reads);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -29,23 +29,15 @@ typedef struct cli_common {
     char **argv;
 } cli_common;
 
-/* Long-option ids (beyond single characters). */
+/* Long-option ids (beyond single characters). The target's options are
+ * OPT_SETTING + k and the measurement's OPT_MEASURE + k (distinct, so that
+ * getopt finds an abbreviation of two ambiguous): set by name
+ * (fattn_target_set, fattn_measure_set). */
 enum {
+    OPT_SETTING = 2000, /* .. 2099: the target's options, the limits from +10 (options.c) */
+    OPT_MEASURE = 2100, /* .. 2199: --reps, --samples, --atol, ... */
     OPT_DB = 1000,
     OPT_KERNEL_DIR,
-    OPT_SPACE,
-    OPT_SHAPE,
-    OPT_CAUSAL,
-    OPT_ARCH,
-    OPT_DEVICE,
-    OPT_FILTER,
-    OPT_SMEM_LIMIT,
-    OPT_MAX_BANK_WAYS,
-    OPT_MIN_COALESCING,
-    OPT_MEM_BUDGET,
-    OPT_MAX_SPILL_BYTES,
-    OPT_MIN_OCCUPANCY,
-    OPT_STRICT_OCCUPANCY,
     OPT_FORMAT,
     OPT_STUDY,
     OPT_LIMIT,
@@ -59,6 +51,7 @@ enum {
     OPT_COUNT,
     OPT_JOBS,
     OPT_SAMPLE,
+    OPT_SAMPLES,
     OPT_SEED,
     OPT_NO_COMPILE,
     OPT_OUTPUT,
@@ -67,16 +60,6 @@ enum {
     OPT_BUDGET,
     OPT_EVALUATOR,
     OPT_RESUME,
-    OPT_KERNEL_TIMEOUT,
-    OPT_SETUP_TIMEOUT,
-    OPT_REPS,
-    OPT_WARMUP,
-    OPT_SAMPLES,
-    OPT_TIMING_SETS,
-    OPT_FLUSH_L2,
-    OPT_ATOL,
-    OPT_MAX_REL_L2,
-    OPT_RTOL,
     OPT_SKIP_GATE,
     OPT_TRIAL,
     OPT_BASELINE,
@@ -95,56 +78,12 @@ enum {
     OPT_ALLOW_ARCH_CHANGE,
 };
 
-#define CLI_TIMING_OPTIONS                                                                                             \
-    {"kernel-timeout", required_argument, NULL, OPT_KERNEL_TIMEOUT},                                                   \
-        {"setup-timeout", required_argument, NULL, OPT_SETUP_TIMEOUT}, {"reps", required_argument, NULL, OPT_REPS},    \
-        {"warmup", required_argument, NULL, OPT_WARMUP}, {"samples", required_argument, NULL, OPT_SAMPLES},            \
-        {"timing-sets", required_argument, NULL, OPT_TIMING_SETS}, {"flush-l2", no_argument, NULL, OPT_FLUSH_L2},      \
-        {"atol", required_argument, NULL, OPT_ATOL}, {"rtol", required_argument, NULL, OPT_RTOL},                      \
-        {"max-rel-l2", required_argument, NULL, OPT_MAX_REL_L2},                                                       \
-    {                                                                                                                  \
-        "seed", required_argument, NULL, OPT_SEED                                                                      \
-    }
-
-#define CLI_COMMON_OPTIONS                                                                                             \
-    {"db", required_argument, NULL, OPT_DB}, {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},                  \
-        {"quiet", no_argument, NULL, 'q'},                                                                             \
-    {                                                                                                                  \
-        "help", no_argument, NULL, 'h'                                                                                 \
-    }
-
-/* The gate thresholds: a subset of the target options, taken alone by the
- * commands that re-gate a stored study's configurations (confirm). */
-#define CLI_LIMIT_OPTIONS                                                                                              \
-    {"smem-limit", required_argument, NULL, OPT_SMEM_LIMIT},                                                           \
-        {"max-bank-ways", required_argument, NULL, OPT_MAX_BANK_WAYS},                                                 \
-        {"min-coalescing", required_argument, NULL, OPT_MIN_COALESCING},                                               \
-        {"mem-budget", required_argument, NULL, OPT_MEM_BUDGET},                                                       \
-        {"max-spill-bytes", required_argument, NULL, OPT_MAX_SPILL_BYTES},                                             \
-        {"min-occupancy", required_argument, NULL, OPT_MIN_OCCUPANCY},                                                 \
-    {                                                                                                                  \
-        "strict-occupancy", no_argument, NULL, OPT_STRICT_OCCUPANCY                                                    \
-    }
-
-#define CLI_TARGET_OPTIONS                                                                                             \
-    {"space", required_argument, NULL, OPT_SPACE}, {"shape", required_argument, NULL, OPT_SHAPE},                      \
-        {"causal", no_argument, NULL, OPT_CAUSAL}, {"arch", required_argument, NULL, OPT_ARCH},                        \
-        {"device", required_argument, NULL, OPT_DEVICE}, {"filter", required_argument, NULL, OPT_FILTER},              \
-        CLI_LIMIT_OPTIONS
-
-/* Help text of the target options (the gate thresholds' included), and of
- * the gate thresholds alone, for the subcommands' --help. */
-extern const char cli_target_help[];
-extern const char cli_limits_help[];
-extern const char cli_common_help[];
-
-/* The limit given on the command line by option `opt` (a FATTN_GIVEN_* bit:
- * the limit options are declared in the order of those bits). */
-#define CLI_GIVEN(opt) (1u << ((opt)-OPT_SMEM_LIMIT))
-
-/* Handles a target option: returns 1 when `opt` is one, 0 when not, or a
- * negative error code for a bad value. */
-int cli_target_option(fattn_target *t, int opt, const char *arg);
+/* The shared options a command takes beside its own and the common ones
+ * (--db, --kernel-dir, -q, -h): the target's (--space, --shape, --causal,
+ * --arch, --device, --filter and the gate limits), the gate limits alone,
+ * the measurement's. A command's own option of the same name replaces a
+ * shared one. */
+enum { CLI_TARGET = 1, CLI_LIMITS = 2, CLI_MEASURE = 4 };
 
 /* The one database opener: c->db_path in the mode the command's table entry
  * gives. */
@@ -154,18 +93,26 @@ int cli_open_db(const cli_common *c, fattn_store **s);
  * message that tells the user the command to run next. */
 const char *cli_db_option(const cli_common *c, char *buf, size_t n);
 
-/* Handles a common option: 1 handled, 0 not one. */
-int cli_common_option(cli_common *c, int opt, const char *arg);
-
-/* Parses one subcommand's options with getopt_long (optstring ":qh" plus
- * `extra`), calling handle() for options that are neither common nor
- * target options. Returns 0, a negative error, or 1 when --help was given
- * (help already printed). On success *first_arg is the index of the first
- * operand; a command that takes none passes NULL and gets a usage error for
- * any. */
+/* Parses one subcommand's options with getopt_long: the common ones, the
+ * shared groups (filling *target and *measure, which may be NULL when the
+ * group is not taken), and its own spec->opts (NULL-terminated; optstring
+ * ":qh" plus spec->extra), for which it calls spec->handle. Returns 0, a
+ * negative error, or 1 when --help was given: spec->help printed, then, for
+ * a command taking groups, their help (the measurement's spec->measure_help,
+ * NULL: cli_timing_help) and the common options'. On success *first_arg is
+ * the index of the first operand; a command that takes none passes NULL and
+ * gets a usage error for any. */
 typedef int (*cli_handler)(void *ctx, int opt, const char *arg);
-int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
-              fattn_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg);
+typedef struct cli_spec {
+    const struct option *opts;
+    const char *extra;
+    unsigned groups; /* CLI_TARGET, CLI_LIMITS, CLI_MEASURE */
+    cli_handler handle;
+    const char *help;
+    const char *measure_help;
+} cli_spec;
+int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common *common, fattn_target *target,
+              fattn_measure *measure, int *first_arg);
 
 /* Reports a usage error about an unexpected operand. */
 int cli_extra_operand(const char *cmd, const char *arg);
@@ -176,14 +123,9 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);
 
-/* Prints configurations indices[0..n) of `space` as rows: index, key and
- * the nine tunables. */
-void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format);
-
+/* The measurement options' help, and confirm's (no --samples, no --seed). */
 extern const char cli_timing_help[];
-
-/* Handles a timing option: 1 handled, 0 not one, negative on a bad value. */
-int cli_timing_option(fattn_measure *tm, int opt, const char *arg);
+extern const char cli_confirm_timing_help[];
 
 /* The one signal helper: between cli_signals_guard(1) and (0), SIGINT,
  * SIGTERM and SIGHUP set the flag of cli_interrupted() (cleared by the

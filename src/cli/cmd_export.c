@@ -12,7 +12,6 @@
 #include "export/export.h"
 #include "util/err.h"
 #include "util/fs.h"
-#include "util/paths.h"
 
 #define MAX_STUDIES 64
 
@@ -51,8 +50,6 @@ static const char help[] =
     "  --kernel-dir DIR     where the kernel source is (for --kernel)\n"
     "  -h, --help           this help\n";
 
-enum { FMT_HEADER, FMT_JSON, FMT_CUBIN, FMT_T4 };
-
 typedef struct export_opts {
     long long studies[MAX_STUDIES];
     int nstudies;
@@ -90,58 +87,9 @@ static int handle(void *ctx, int opt, const char *arg)
     return FATTN_EUSAGE;
 }
 
-static int write_one(fattn_store *s, const export_opts *o, FILE *f)
-{
-    long long study = o->nstudies ? o->studies[0] : 0;
-    switch (o->format) {
-    case FMT_T4: return fattn_export_t4(s, study, f);
-    case FMT_JSON: return fattn_export_best(s, study, FATTN_EXPORT_JSON, f);
-    case FMT_CUBIN: return fattn_export_best(s, study, FATTN_EXPORT_CUBIN, f);
-    }
-    return o->nstudies > 1 ? fattn_export_dispatch(s, o->studies, o->nstudies, f)
-                           : fattn_export_best(s, study, FATTN_EXPORT_HEADER, f);
-}
-
-/* --kernel: the source must be the one the study measured; with
- * --allow-kernel-change another passes when the study's best configuration
- * passes the gates and compiles under it, as the study searched it. */
-static int check_kernel(fattn_store *s, const export_opts *o, const fattn_kernel_src *src, const cli_common *c)
-{
-    fattn_study_info st;
-    fattn_notes notes = {0};
-    long long study = o->nstudies ? o->studies[0] : fattn_latest_study(s);
-    int rc;
-    if (!study)
-        return FATTN_EFAIL;
-    if ((rc = fattn_store_study_info(s, study, &st))
-        || (rc = fattn_study_kernel(src, &st, o->allow_kernel, "export --kernel", &notes)))
-        return rc;
-    if (!strcmp(src->hash, st.kernel_hash))
-        return FATTN_OK;
-    fattn_target t;
-    fattn_compile_item item;
-    char key[FATTN_KEY_MAX], *include = NULL;
-    memset(&item, 0, sizeof item);
-    fattn_target_init(&t);
-    if (!(rc = fattn_export_best_key(s, study, key)) && !(rc = fattn_config_parse(key, "the study's best", &item.cfg))
-        && !(rc = fattn_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
-        && !(rc = fattn_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
-        fattn_compile_ctx cc = {
-            .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};
-        if (!(rc = fattn_compile_pass(&cc, key, &item)))
-            if (!c->quiet)
-                fattn_notes_print(&notes, stderr);
-    }
-    fattn_compile_item_release(&item);
-    free(include);
-    fattn_target_release(&t);
-    return rc;
-}
-
 int cmd_export(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
-        CLI_COMMON_OPTIONS,
         {"study", required_argument, NULL, OPT_STUDY},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
@@ -149,24 +97,24 @@ int cmd_export(int argc, char **argv, cli_common *c)
         {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
         {NULL, 0, NULL, 0},
     };
-    export_opts o = {.format = FMT_HEADER};
+    export_opts o = {.format = FATTN_EXPORT_HEADER};
     fattn_store *s = NULL;
     fattn_kernel_src src = {0};
     int rc;
     fattn_outfile out = {0}, kout = {0};
 
-    rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
+    rc = cli_parse(argc, argv, &(cli_spec){opts, "o:", 0, handle, help}, &o, c, NULL, NULL, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
-    if (o.format == FMT_CUBIN && fattn_outfile_is_stdout(o.output))
+    if (o.format == FATTN_EXPORT_CUBIN && fattn_outfile_is_stdout(o.output))
         return fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
-    if (o.nstudies > 1 && o.format != FMT_HEADER)
+    if (o.nstudies > 1 && o.format != FATTN_EXPORT_HEADER)
         return fattn_error(FATTN_EUSAGE,
                            "several --study options make one header with a dispatch table; "
                            "--format %s takes one study",
-                           o.format == FMT_JSON    ? "json"
-                           : o.format == FMT_CUBIN ? "cubin"
-                                                   : "t4");
+                           o.format == FATTN_EXPORT_JSON    ? "json"
+                           : o.format == FATTN_EXPORT_CUBIN ? "cubin"
+                                                            : "t4");
     if (o.kernel && o.nstudies > 1)
         return fattn_error(FATTN_EUSAGE, "--kernel writes one configuration's kernel; give one --study");
     if (o.allow_kernel && !o.kernel)
@@ -193,10 +141,12 @@ int cmd_export(int argc, char **argv, cli_common *c)
         fattn_outfile_finish(&kout, rc);
         goto out;
     }
-    if (o.kernel && !(rc = check_kernel(s, &o, &src, c)))
+    if (o.kernel
+        && !(rc = fattn_export_kernel_check(s, o.nstudies ? o.studies[0] : 0, &src, o.allow_kernel,
+                                            c->quiet ? NULL : stderr)))
         rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
     if (!rc)
-        rc = write_one(s, &o, out.f);
+        rc = fattn_export_write(s, o.studies, o.nstudies, o.format, out.f);
     /* Both written whole before either replaces its file; with an error,
      * both temporaries go. */
     rc = fattn_outfile_close(&kout, rc);

@@ -55,7 +55,6 @@ static int handle(void *ctx, int opt, const char *arg)
 int cmd_report(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
-        CLI_COMMON_OPTIONS,
         {"study", required_argument, NULL, OPT_STUDY},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {NULL, 0, NULL, 0},
@@ -63,7 +62,7 @@ int cmd_report(int argc, char **argv, cli_common *c)
     report_opts o = {.n = 0};
     fattn_store *s = NULL;
     fattn_outfile out = {0};
-    int rc = cli_parse(argc, argv, opts, "o:", c, NULL, handle, &o, help, NULL);
+    int rc = cli_parse(argc, argv, &(cli_spec){opts, "o:", 0, handle, help}, &o, c, NULL, NULL, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
     if ((rc = cli_open_db(c, &s)))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "report/report.h"
 #include "export/table.h"
 #include "util/err.h"
 #include "util/strbuf.h"
@@ -42,65 +43,11 @@ static int handle(void *ctx, int opt, const char *arg)
     return FATTN_EUSAGE;
 }
 
-static void describe(const fattn_target *t, size_t matching, int format)
-{
-    if (format == FATTN_FMT_JSON) {
-        printf("{\n  \"space\": ");
-        fattn_json_string(stdout, t->space.label);
-        printf(",\n  \"sha256\": \"%s\",\n  \"count\": %zu,\n  \"matching\": %zu,\n  \"filter\": ", t->space.hash,
-               t->space.count, matching);
-        if (t->filter_text)
-            fattn_json_string(stdout, t->filter_text);
-        else
-            fputs("null", stdout);
-        printf(",\n  \"family\": \"%s\",\n  \"parameters\": {", t->space.fam->name);
-        for (int p = 0, n = 0; p < t->space.fam->nparams; ++p) {
-            if (!t->space.listed[p])
-                continue;
-            printf("%s\n    \"%s\": [", n++ ? "," : "", t->space.fam->params[p].name);
-            for (int k = 0; k < t->space.nvalues[p]; ++k)
-                printf("%s%d", k ? ", " : "", t->space.values[p][k]);
-            printf("]");
-        }
-        printf("\n  }\n}\n");
-        return;
-    }
-    const char *names[] = {"parameter", "values", "meaning"};
-    fattn_rows rows;
-    fattn_rows_init(&rows, 3, names);
-    const fattn_param_info *params = t->space.fam->params;
-    for (int p = 0; p < t->space.fam->nparams; ++p) {
-        if (!t->space.listed[p] && params[p].test_only)
-            continue;
-        fattn_strbuf sb;
-        fattn_sb_init(&sb);
-        for (int k = 0; k < t->space.nvalues[p]; ++k)
-            fattn_sb_addf(&sb, "%s%d", k ? " " : "", t->space.values[p][k]);
-        if (!t->space.listed[p])
-            fattn_sb_adds(&sb, " (default)");
-        const char *cells[] = {params[p].name, sb.s, params[p].help};
-        fattn_rows_add(&rows, cells, NULL);
-        fattn_sb_release(&sb);
-    }
-    if (format == FATTN_FMT_TABLE) {
-        printf("space:          %s (sha256 %.16s)\n", t->space.label, t->space.hash);
-        printf("family:         %s%s\n", t->space.fam->name,
-               t->space.family_named ? "" : " (the default: the space file names no \"family\")");
-        printf("configurations: %zu\n", t->space.count);
-        if (t->filter_text)
-            printf("matching:       %zu (%s)\n", matching, t->filter_text);
-        putchar('\n');
-    }
-    fattn_rows_print(stdout, &rows, format, 0);
-    fattn_rows_release(&rows);
-}
-
 int cmd_space(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
-        CLI_COMMON_OPTIONS,
-        {"space", required_argument, NULL, OPT_SPACE},
-        {"filter", required_argument, NULL, OPT_FILTER},
+        {"space", required_argument, NULL, OPT_SETTING},
+        {"filter", required_argument, NULL, OPT_SETTING + 5}, /* set on the target */
         {"count", no_argument, NULL, OPT_COUNT},
         {"list", no_argument, NULL, OPT_LIST},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -112,7 +59,7 @@ int cmd_space(int argc, char **argv, cli_common *c)
     char help[sizeof help_fmt + 256];
     snprintf(help, sizeof help, help_fmt, fattn_family_names());
     fattn_target_init(&t);
-    rc = cli_parse(argc, argv, opts, "", c, &t, handle, &o, help, NULL);
+    rc = cli_parse(argc, argv, &(cli_spec){opts, "", 0, handle, help}, &o, c, &t, NULL, NULL);
     if (rc)
         goto out;
     if (o.count && o.list) {
@@ -121,19 +68,13 @@ int cmd_space(int argc, char **argv, cli_common *c)
     }
     if ((rc = fattn_target_finish(&t, FATTN_NEED_SPACE, "space")))
         goto out;
-    size_t matching = 0, *indices = fattn_xcalloc(t.space.count ? t.space.count : 1, sizeof *indices);
-    for (size_t i = 0; i < t.space.count; ++i) {
-        fattn_config cfg;
-        fattn_space_config(&t.space, i, &cfg);
-        if (!t.filter_text || fattn_filter_match(&t.filter, &cfg))
-            indices[matching++] = i;
-    }
+    size_t *indices, matching = fattn_space_select(&t.space, t.filter_text ? &t.filter : NULL, &indices);
     if (o.count)
         printf("%zu\n", matching);
     else if (o.list)
-        cli_print_configs(&t.space, indices, matching, o.format);
+        fattn_report_configs(&t.space, indices, matching, o.format, stdout);
     else
-        describe(&t, matching, o.format);
+        fattn_report_space(&t, matching, o.format, stdout);
     free(indices);
 out:
     fattn_target_release(&t);

@@ -91,7 +91,7 @@ static int run(int argc, char **argv)
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             common.quiet = 1;
         } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--kernel-dir") == 0) && i + 1 < argc) {
-            cli_common_option(&common, a[2] == 'd' ? OPT_DB : OPT_KERNEL_DIR, argv[++i]);
+            *(a[2] == 'd' ? &common.db_path : &common.kernel_dir) = argv[++i];
         } else if (strncmp(a, "--db=", 5) == 0) {
             common.db_path = a + 5;
         } else if (strncmp(a, "--kernel-dir=", 13) == 0) {

@@ -13,7 +13,7 @@
 #include "util/paths.h"
 #include "util/strbuf.h"
 
-const char cli_common_help[] =
+static const char common_help[] =
     "  --db PATH            results database (default results/fattn.db)\n"
     "  --kernel-dir DIR     kernel sources (default $FATTN_KERNEL_DIR, else the built-in kernels/)\n"
     "  -q, --quiet          no progress line, no notes\n"
@@ -29,9 +29,9 @@ const char cli_common_help[] =
     "  --min-occupancy F    least resident warps / max warps per SM (default 0.5)\n"                                   \
     "  --strict-occupancy   apply --min-occupancy to cp.async configurations too (the seeds waive it)\n"
 
-const char cli_limits_help[] = LIMITS_HELP;
+static const char limits_help[] = LIMITS_HELP;
 
-const char cli_target_help[] =
+static const char target_help[] =
     "  --space FILE         configuration space (default search/space.json, 3,888 configurations)\n"
     "  --shape B,H,S,D      attention shape: batch, heads, sequence length, head dimension (64 or 128)\n"
     "  --causal             causal mask\n"
@@ -41,68 +41,11 @@ const char cli_target_help[] =
     "                       values of the space, a parameter comes once (or twice as a range), and\n"
     "                       a filter matching nothing is refused\n" LIMITS_HELP;
 
-/* The limit options' CLI_GIVEN bits are the library's FATTN_GIVEN_* bits. */
-_Static_assert(CLI_GIVEN(OPT_SMEM_LIMIT) == FATTN_GIVEN_SMEM_LIMIT
-                   && CLI_GIVEN(OPT_MAX_BANK_WAYS) == FATTN_GIVEN_MAX_BANK_WAYS
-                   && CLI_GIVEN(OPT_MIN_COALESCING) == FATTN_GIVEN_MIN_COALESCING
-                   && CLI_GIVEN(OPT_MEM_BUDGET) == FATTN_GIVEN_MEM_BUDGET
-                   && CLI_GIVEN(OPT_MAX_SPILL_BYTES) == FATTN_GIVEN_MAX_SPILL_BYTES
-                   && CLI_GIVEN(OPT_MIN_OCCUPANCY) == FATTN_GIVEN_MIN_OCCUPANCY
-                   && CLI_GIVEN(OPT_STRICT_OCCUPANCY) == FATTN_GIVEN_STRICT_OCCUPANCY,
-               "the limit options in the order of the FATTN_GIVEN_* bits");
-
 int cli_long(const char *option, const char *arg, long min, long max, long *out)
 {
     if (fattn_parse_long(arg, min, max, out))
         return fattn_error(FATTN_EUSAGE, "%s '%s': expected an integer from %ld to %ld", option, arg, min, max);
     return FATTN_OK;
-}
-
-static int fraction(const char *option, const char *arg, double *out)
-{
-    if (fattn_parse_double(arg, out) || *out < 0 || *out > 1)
-        return fattn_error(FATTN_EUSAGE, "%s '%s': expected a fraction from 0 to 1", option, arg);
-    return FATTN_OK;
-}
-
-int cli_target_option(fattn_target *t, int opt, const char *arg)
-{
-    long v;
-    uint64_t bytes;
-    if (opt >= OPT_SMEM_LIMIT && opt <= OPT_STRICT_OCCUPANCY)
-        t->given |= CLI_GIVEN(opt);
-    switch (opt) {
-    case OPT_SPACE: t->space_path = arg; return 1;
-    case OPT_SHAPE: t->shape_text = arg; return 1;
-    case OPT_CAUSAL: t->causal = 1; return 1;
-    case OPT_ARCH: t->arch_name = arg; return 1;
-    case OPT_DEVICE:
-        if (cli_long("--device", arg, 0, 63, &v))
-            return FATTN_EUSAGE;
-        t->device = (int)v;
-        return 1;
-    case OPT_FILTER: t->filter_text = arg; return 1; /* read once the space (its family) is known */
-    case OPT_SMEM_LIMIT: t->smem_limit_text = arg; return 1;
-    case OPT_MAX_BANK_WAYS:
-        if (cli_long("--max-bank-ways", arg, 1, 32, &v))
-            return FATTN_EUSAGE;
-        t->lim.max_bank_ways = (unsigned)v;
-        return 1;
-    case OPT_MIN_COALESCING: return fraction("--min-coalescing", arg, &t->lim.min_coalescing) ? FATTN_EUSAGE : 1;
-    case OPT_MEM_BUDGET:
-        if (fattn_parse_bytes(arg, &bytes) || bytes == 0)
-            return fattn_error(FATTN_EUSAGE, "--mem-budget '%s': expected a byte count such as 20000M or 64G", arg);
-        t->lim.mem_budget = bytes;
-        return 1;
-    case OPT_MAX_SPILL_BYTES:
-        if (cli_long("--max-spill-bytes", arg, 0, 1000000000, &v))
-            return FATTN_EUSAGE;
-        t->lim.max_spill_bytes = (unsigned)v;
-        return 1;
-    case OPT_MIN_OCCUPANCY: return fraction("--min-occupancy", arg, &t->lim.min_occupancy) ? FATTN_EUSAGE : 1;
-    case OPT_STRICT_OCCUPANCY: t->lim.occupancy_cp_async_exempt = 0; return 1;
-    default: return 0;
-    }
 }
 
 int cli_open_db(const cli_common *c, fattn_store **s)
@@ -118,7 +61,7 @@ const char *cli_db_option(const cli_common *c, char *buf, size_t n)
     return buf;
 }
 
-int cli_common_option(cli_common *c, int opt, const char *arg)
+static int common_option(cli_common *c, int opt, const char *arg)
 {
     switch (opt) {
     case OPT_DB: c->db_path = arg; return 1;
@@ -128,48 +71,124 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     }
 }
 
-int cli_parse(int argc, char **argv, const struct option *opts, const char *extra, cli_common *common,
-              fattn_target *target, cli_handler handle, void *ctx, const char *help, int *first_arg)
+/* The shared options (cli.h), as the groups take them. */
+static const struct option common_opts[] = {{"db", required_argument, NULL, OPT_DB},
+                                            {"kernel-dir", required_argument, NULL, OPT_KERNEL_DIR},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+static const struct option target_opts[] = {{"space", required_argument, NULL, OPT_SETTING + 0},
+                                            {"shape", required_argument, NULL, OPT_SETTING + 1},
+                                            {"causal", no_argument, NULL, OPT_SETTING + 2},
+                                            {"arch", required_argument, NULL, OPT_SETTING + 3},
+                                            {"device", required_argument, NULL, OPT_SETTING + 4},
+                                            {"filter", required_argument, NULL, OPT_SETTING + 5},
+                                            {NULL, 0, NULL, 0}};
+static const struct option limit_opts[] = {{"smem-limit", required_argument, NULL, OPT_SETTING + 10},
+                                           {"max-bank-ways", required_argument, NULL, OPT_SETTING + 11},
+                                           {"min-coalescing", required_argument, NULL, OPT_SETTING + 12},
+                                           {"mem-budget", required_argument, NULL, OPT_SETTING + 13},
+                                           {"max-spill-bytes", required_argument, NULL, OPT_SETTING + 14},
+                                           {"min-occupancy", required_argument, NULL, OPT_SETTING + 15},
+                                           {"strict-occupancy", no_argument, NULL, OPT_SETTING + 16},
+                                           {NULL, 0, NULL, 0}};
+static const struct option measure_opts[] = {{"kernel-timeout", required_argument, NULL, OPT_MEASURE + 0},
+                                             {"setup-timeout", required_argument, NULL, OPT_MEASURE + 1},
+                                             {"reps", required_argument, NULL, OPT_MEASURE + 2},
+                                             {"warmup", required_argument, NULL, OPT_MEASURE + 3},
+                                             {"samples", required_argument, NULL, OPT_MEASURE + 4},
+                                             {"timing-sets", required_argument, NULL, OPT_MEASURE + 5},
+                                             {"flush-l2", no_argument, NULL, OPT_MEASURE + 6},
+                                             {"atol", required_argument, NULL, OPT_MEASURE + 7},
+                                             {"rtol", required_argument, NULL, OPT_MEASURE + 8},
+                                             {"max-rel-l2", required_argument, NULL, OPT_MEASURE + 9},
+                                             {"seed", required_argument, NULL, OPT_MEASURE + 10},
+                                             {NULL, 0, NULL, 0}};
+
+#define MAX_OPTIONS 96
+
+/* Appends the options of `from` that `own` does not name to all[*n]. */
+static void add_options(struct option *all, int *n, const struct option *from, const struct option *own)
 {
+    for (; from->name; ++from) {
+        int mine = 0;
+        for (const struct option *o = own; o && o->name && !mine; ++o)
+            mine = !strcmp(from->name, o->name);
+        if (!mine && *n < MAX_OPTIONS - 1)
+            all[(*n)++] = *from;
+    }
+}
+
+/* A getopt error as a usage error naming the option. */
+static int bad_option(int argc, char **argv, int opt)
+{
+    if (opt == ':')
+        return fattn_error(FATTN_EUSAGE, "%s: option '%s' needs a value; see fattn-tune %s --help", argv[0],
+                           argv[optind - 1], argv[0]);
+    const char *bad = argv[optind - 1];
+    long negative;
+    /* A negative number read as options: getopt stays on "-12" while
+     * inside it and moves past "-1". */
+    for (int k = optind < argc ? optind : optind - 1; k >= optind - 1; --k)
+        if (!fattn_parse_long(argv[k], -2147483647L, -1, &negative))
+            return fattn_error(FATTN_EUSAGE,
+                               "%s: '%s': expected a positive number (ids and counts are); see fattn-tune %s --help",
+                               argv[0], argv[k], argv[0]);
+    if (optopt && bad[0] == '-' && bad[1] != '-')
+        return fattn_error(FATTN_EUSAGE, "%s: unknown option '-%c'; see fattn-tune %s --help", argv[0], optopt,
+                           argv[0]);
+    return fattn_error(FATTN_EUSAGE, "%s: unknown option '%s'; see fattn-tune %s --help", argv[0], bad, argv[0]);
+}
+
+static void print_help(const cli_spec *spec)
+{
+    fputs(spec->help, stdout);
+    if (spec->groups & CLI_MEASURE)
+        fputs(spec->measure_help ? spec->measure_help : cli_timing_help, stdout);
+    if (spec->groups)
+        fputs(spec->groups & CLI_TARGET ? target_help : limits_help, stdout);
+    if (spec->groups)
+        fputs(common_help, stdout);
+}
+
+int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common *common, fattn_target *target,
+              fattn_measure *measure, int *first_arg)
+{
+    struct option all[MAX_OPTIONS];
     char optstring[64];
-    int opt, idx, rc;
-    snprintf(optstring, sizeof optstring, ":qh%s", extra ? extra : "");
+    int opt, idx, rc, n = 0;
+    add_options(all, &n, common_opts, NULL);
+    add_options(all, &n, spec->opts, NULL);
+    if (spec->groups & CLI_TARGET)
+        add_options(all, &n, target_opts, spec->opts);
+    if (spec->groups & (CLI_TARGET | CLI_LIMITS))
+        add_options(all, &n, limit_opts, spec->opts);
+    if (spec->groups & CLI_MEASURE)
+        add_options(all, &n, measure_opts, spec->opts);
+    all[n] = (struct option){NULL, 0, NULL, 0};
+    snprintf(optstring, sizeof optstring, ":qh%s", spec->extra ? spec->extra : "");
     optind = 0;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, optstring, opts, &idx)) != -1) {
+    while ((opt = getopt_long(argc, argv, optstring, all, &idx)) != -1) {
         if (opt == 'h') {
-            fputs(help, stdout);
+            print_help(spec);
             return 1;
         }
-        if (opt == '?') {
-            const char *bad = argv[optind - 1];
-            long negative;
-            /* A negative number read as options: getopt stays on "-12"
-             * while inside it and moves past "-1". */
-            for (int k = optind < argc ? optind : optind - 1; k >= optind - 1; --k)
-                if (!fattn_parse_long(argv[k], -2147483647L, -1, &negative))
-                    return fattn_error(FATTN_EUSAGE,
-                                       "%s: '%s': expected a positive number (ids and counts are); see "
-                                       "fattn-tune %s --help",
-                                       argv[0], argv[k], argv[0]);
-            if (optopt && bad[0] == '-' && bad[1] != '-')
-                return fattn_error(FATTN_EUSAGE, "%s: unknown option '-%c'; see fattn-tune %s --help", argv[0], optopt,
-                                   argv[0]);
-            return fattn_error(FATTN_EUSAGE, "%s: unknown option '%s'; see fattn-tune %s --help", argv[0], bad,
-                               argv[0]);
-        }
-        if (opt == ':')
-            return fattn_error(FATTN_EUSAGE, "%s: option '%s' needs a value; see fattn-tune %s --help", argv[0],
-                               argv[optind - 1], argv[0]);
-        if (cli_common_option(common, opt, optarg))
+        if (opt == '?' || opt == ':')
+            return bad_option(argc, argv, opt);
+        if (common_option(common, opt, optarg))
             continue;
-        if (target && (rc = cli_target_option(target, opt, optarg)) != 0) {
+        /* The target's and the measurement's options by name (getopt sets
+         * idx for a long option). */
+        if (opt >= OPT_SETTING && opt < OPT_MEASURE + 100) {
+            rc = opt < OPT_MEASURE ? fattn_target_set(target, all[idx].name, optarg)
+                                   : fattn_measure_set(measure, all[idx].name, optarg);
             if (rc < 0)
                 return rc;
             continue;
         }
-        if (!handle || (rc = handle(ctx, opt, optarg)) != FATTN_OK)
-            return handle ? rc : fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
+        if (!spec->handle || (rc = spec->handle(ctx, opt, optarg)) != FATTN_OK)
+            return spec->handle ? rc : fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
     }
     if (first_arg)
         *first_arg = optind;
@@ -185,47 +204,7 @@ int cli_extra_operand(const char *cmd, const char *arg)
 
 char *cli_command_line(const cli_common *c)
 {
-    fattn_strbuf sb;
-    fattn_sb_init(&sb);
-    for (int i = 0; i < c->argc; ++i) {
-        if (i)
-            fattn_sb_adds(&sb, " ");
-        fattn_sb_adds(&sb, c->argv[i]);
-    }
-    return fattn_sb_detach(&sb);
-}
-
-void cli_print_configs(const fattn_space *space, const size_t *indices, size_t n, int format)
-{
-    /* index, key, then the family's tunables (its test-only overrides left out) */
-    const fattn_family *f = space->fam;
-    const char *names[2 + FATTN_MAX_PARAMS] = {"index", "key"};
-    unsigned char numeric[2 + FATTN_MAX_PARAMS];
-    int cols[FATTN_MAX_PARAMS], ncols = 0;
-    fattn_rows rows;
-    for (int p = 0; p < f->nparams; ++p)
-        if (!f->params[p].test_only) {
-            names[2 + ncols] = f->params[p].name;
-            cols[ncols++] = p;
-        }
-    memset(numeric, 1, sizeof numeric);
-    numeric[1] = 0;
-    fattn_rows_init(&rows, 2 + ncols, names);
-    for (size_t k = 0; k < n; ++k) {
-        fattn_config c;
-        char cells[2 + FATTN_MAX_PARAMS][FATTN_KEY_MAX];
-        const char *ptrs[2 + FATTN_MAX_PARAMS];
-        fattn_space_config(space, indices[k], &c);
-        snprintf(cells[0], sizeof cells[0], "%zu", indices[k]);
-        fattn_config_key(&c, cells[1]);
-        for (int i = 0; i < ncols; ++i)
-            snprintf(cells[2 + i], sizeof cells[2 + i], "%d", c.v[cols[i]]);
-        for (int i = 0; i < 2 + ncols; ++i)
-            ptrs[i] = cells[i];
-        fattn_rows_add(&rows, ptrs, numeric);
-    }
-    fattn_rows_print(stdout, &rows, format, 0);
-    fattn_rows_release(&rows);
+    return fattn_join(c->argc, c->argv, " ");
 }
 
 static volatile sig_atomic_t interrupted_flag;

@@ -11,6 +11,7 @@
 #include "compile/nvrtc.h"
 #include "config.h"
 #include "export/table.h"
+#include "store/read.h"
 #include "util/err.h"
 #include "util/escape.h"
 #include "util/misc.h"
@@ -48,25 +49,15 @@ static void best_release(best *b)
     memset(b, 0, sizeof *b);
 }
 
-/* The confirmations that speak for a study's kernel: measured on its arch
- * and its kernel source (confirm --allow-arch-change or --allow-kernel-change
- * measure others, which the header does not claim; NULL before v8). */
-#define AS_SEARCHED "coalesce(as_searched, 1) = 1"
-
 /* The configuration a study's confirmations found fastest: among the latest
  * measured confirmation of each configuration, the lowest median. Returns 1
  * with its key (the caller frees it), 0 when the study has none, FATTN_EFAIL
  * on error. */
 static int confirmed_key(fattn_store *s, long long study, char **key)
 {
-    static const char sql[] =
-        "SELECT config_key FROM confirmations c WHERE study_id = ?1 AND median_us IS NOT NULL AND " AS_SEARCHED
-        " AND id = (SELECT max(id) FROM confirmations d WHERE d.study_id = c.study_id AND d.config_key = "
-        "c.config_key AND d.median_us IS NOT NULL AND " AS_SEARCHED ") ORDER BY median_us, id LIMIT 1";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read confirmations");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_CONFIRMED_KEY, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     int r = sqlite3_step(st), found = r == SQLITE_ROW;
     if (found)
         *key = text(st, 0);
@@ -79,15 +70,9 @@ static int confirmed_key(fattn_store *s, long long study, char **key)
 /* The latest measured confirmation of b's configuration in its study. */
 static int load_confirmation(fattn_store *s, best *b)
 {
-    static const char sql[] =
-        "SELECT id, created_at, baseline, base_desc, verdict, n, median_us, ci_lo_us, ci_hi_us, p90_us, "
-        "base_median_us, speedup, speedup_ci_lo, speedup_ci_hi FROM confirmations WHERE study_id = ?1 AND "
-        "config_key = ?2 AND median_us IS NOT NULL AND " AS_SEARCHED " ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read confirmations");
-    sqlite3_bind_int64(st, 1, b->study);
-    sqlite3_bind_text(st, 2, b->key, -1, SQLITE_STATIC);
+    if (fattn_store_read(s, FATTN_READ_CONFIRMATION_OF, &(fattn_read_args){.id = b->study, .text = b->key}, &st))
+        return FATTN_EFAIL;
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         b->conf_id = sqlite3_column_int64(st, 0);
@@ -111,28 +96,16 @@ static int load_confirmation(fattn_store *s, best *b)
 
 static int load_best(fattn_store *s, long long study, best *b)
 {
-    static const char sql[] =
-        "SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
-        "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
-        ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, s.family "
-        "FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = t.cache_key "
-        "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
-        "ORDER BY t.median_us, t.id LIMIT 1";
     sqlite3_stmt *st;
     char *key = NULL;
     memset(b, 0, sizeof *b);
     int confirmed = confirmed_key(s, study, &key);
     if (confirmed < 0)
         return confirmed;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+    if (fattn_store_read(s, FATTN_READ_BEST, &(fattn_read_args){.id = study, .text = key}, &st)) {
         free(key);
-        return fattn_store_fail(s, "cannot read trials");
+        return FATTN_EFAIL;
     }
-    sqlite3_bind_int64(st, 1, study);
-    if (key)
-        sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, 2);
     int r = sqlite3_step(st);
     free(key);
     if (r != SQLITE_ROW) {
@@ -778,4 +751,14 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         best_release(&b[i]);
     free(b);
     return FATTN_OK;
+}
+
+int fattn_export_write(fattn_store *s, const long long *studies, int n, int format, FILE *out)
+{
+    long long study = n ? studies[0] : 0;
+    if (format == FATTN_EXPORT_T4)
+        return fattn_export_t4(s, study, out);
+    if (n > 1 && format == FATTN_EXPORT_HEADER)
+        return fattn_export_dispatch(s, studies, n, out);
+    return fattn_export_best(s, study, format, out);
 }

@@ -22,8 +22,14 @@
 
 /* header: the C header; json: the same as JSON (with cache_key, threads,
  * shared memory, grid rule); cubin: the compiled kernel the trial was
- * measured with, from the compile cache (binary). */
-enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_CUBIN };
+ * measured with, from the compile cache (binary); t4: every trial in the T4
+ * results format (fattn_export_t4). */
+enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_CUBIN, FATTN_EXPORT_T4 };
+
+/* Writes studies[0..n) in `format` (n 0: the latest study): one study's
+ * export, or, for several, one header with a dispatch table
+ * (fattn_export_dispatch; the header format alone). */
+int fattn_export_write(fattn_store *s, const long long *studies, int n, int format, FILE *out);
 
 /* Writes study `study`'s best configuration (study 0: the latest study).
  * A study with no timed trial is an error (FATTN_EFAIL) naming it. */
@@ -51,5 +57,16 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
 /* Every trial of a study in the T4 results format of Kernel Tuner and KTT
  * (schema_version 1.0.0). */
 int fattn_export_t4(fattn_store *s, long long study, FILE *out);
+
+/* export --kernel: src must be the kernel source study (0: the latest)
+ * measured; with allow_change another passes when the study's best
+ * configuration passes the gates and compiles under it, as the study
+ * searched it (what changed said on log, NULL: nothing said). */
+int fattn_export_kernel_check(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_change,
+                              FILE *log);
+
+/* A study as the landscape the replay evaluator reads (run/landscape.h):
+ * every trial's verdict and times. */
+int fattn_export_landscape(fattn_store *s, long long study, FILE *out);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "export/export.h"
 #include "export/table.h"
+#include "store/read.h"
 #include "util/err.h"
 
 static const char *invalidity(const char *status, const char *reason)
@@ -52,20 +53,13 @@ static int config_of(const char *key, fattn_config *c)
 
 int fattn_export_t4(fattn_store *s, long long study, FILE *out)
 {
-    static const char sql[] =
-        "SELECT t.id, t.created_at, t.block_m, t.block_n, t.block_k, t.num_warps, t.stages, t.unroll, t.cp_async, "
-        "t.swizzle, t.half2, t.split_kv, t.q_regs, t.status, t.reason, t.compile_ms, t.run_ms, t.median_us, "
-        "t.tflops, t.gbps, t.max_abs_err, t.config_key, (SELECT group_concat(us) FROM (SELECT us FROM samples "
-        "WHERE trial_id = t.id ORDER BY idx)), t.validation_ms, t.benchmark_ms, t.strategy_ms FROM trials t "
-        "WHERE t.study_id = ?1 AND t.status <> 'compiled' ORDER BY t.seq";
     sqlite3_stmt *st;
     if (!study && !(study = fattn_latest_study(s)))
         return FATTN_EFAIL;
     if (fattn_study_exists(s, study))
         return FATTN_EUSAGE;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_T4, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     /* The metadata Kernel Tuner (1.5.0) writes: the unit of every time. */
     fputs("{\n  \"schema_version\": \"1.0.0\",\n  \"metadata\": {\"timeunit\": \"milliseconds\"},\n  \"results\": [",
           out);

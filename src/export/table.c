@@ -1,5 +1,5 @@
 /*
- * table.c - result sets and their three output formats.
+ * table.c - the three output formats of a result set (store/rows.h).
  */
 #include "export/table.h"
 
@@ -19,86 +19,6 @@ int fattn_format_parse(const char *s, const char *option, int *out)
     else
         return fattn_error(FATTN_EUSAGE, "%s '%s': expected table, csv or json", option, s);
     return FATTN_OK;
-}
-
-void fattn_rows_init(fattn_rows *r, int ncols, const char *const *names)
-{
-    memset(r, 0, sizeof *r);
-    r->ncols = ncols;
-    r->names = fattn_xcalloc((size_t)ncols, sizeof *r->names);
-    for (int i = 0; i < ncols; ++i)
-        r->names[i] = fattn_xstrdup(names[i]);
-}
-
-void fattn_rows_release(fattn_rows *r)
-{
-    for (int i = 0; i < r->nrows; ++i) {
-        for (int c = 0; c < r->ncols; ++c)
-            free(r->cells[i][c]);
-        free(r->cells[i]);
-        free(r->numeric[i]);
-    }
-    for (int c = 0; c < r->ncols; ++c)
-        free(r->names[c]);
-    free(r->names);
-    free(r->cells);
-    free(r->numeric);
-    memset(r, 0, sizeof *r);
-}
-
-void fattn_rows_add(fattn_rows *r, const char *const *cells, const unsigned char *numeric)
-{
-    if (r->nrows == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 16;
-        r->cells = fattn_xrealloc(r->cells, (size_t)r->cap * sizeof *r->cells);
-        r->numeric = fattn_xrealloc(r->numeric, (size_t)r->cap * sizeof *r->numeric);
-    }
-    char **row = fattn_xcalloc((size_t)r->ncols, sizeof *row);
-    unsigned char *num = fattn_xcalloc((size_t)r->ncols, 1);
-    for (int c = 0; c < r->ncols; ++c) {
-        row[c] = cells[c] ? fattn_xstrdup(cells[c]) : NULL;
-        num[c] = numeric ? numeric[c] : 0;
-    }
-    r->cells[r->nrows] = row;
-    r->numeric[r->nrows] = num;
-    ++r->nrows;
-}
-
-int fattn_rows_from_stmt(fattn_rows *r, sqlite3_stmt *st)
-{
-    int n = sqlite3_column_count(st), rc;
-    const char **names = fattn_xcalloc((size_t)(n ? n : 1), sizeof *names);
-    for (int c = 0; c < n; ++c)
-        names[c] = sqlite3_column_name(st, c);
-    fattn_rows_init(r, n, names);
-    free(names);
-    char **cells = fattn_xcalloc((size_t)(n ? n : 1), sizeof *cells);
-    unsigned char *num = fattn_xcalloc((size_t)(n ? n : 1), 1);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        for (int c = 0; c < n; ++c) {
-            char buf[64];
-            int type = sqlite3_column_type(st, c);
-            num[c] = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
-            if (type == SQLITE_NULL) {
-                cells[c] = NULL;
-            } else if (type == SQLITE_FLOAT) {
-                snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, c));
-                cells[c] = fattn_xstrdup(buf);
-            } else if (type == SQLITE_BLOB) {
-                snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(st, c));
-                cells[c] = fattn_xstrdup(buf);
-            } else {
-                const unsigned char *t = sqlite3_column_text(st, c);
-                cells[c] = fattn_xstrdup(t ? (const char *)t : "");
-            }
-        }
-        fattn_rows_add(r, (const char *const *)cells, num);
-        for (int c = 0; c < n; ++c)
-            free(cells[c]);
-    }
-    free(cells);
-    free(num);
-    return rc == SQLITE_DONE ? 0 : rc;
 }
 
 static void csv_cell(FILE *f, const char *s)

@@ -23,8 +23,7 @@
 #include "target/shape.h"
 
 /* The gate limits given by the caller (fattn_target.given), which a
- * stored study's limits do not override; in the order of the CLI's limit
- * options. */
+ * stored study's limits do not override. */
 enum {
     FATTN_GIVEN_SMEM_LIMIT = 1u << 0,
     FATTN_GIVEN_MAX_BANK_WAYS = 1u << 1,
@@ -58,6 +57,14 @@ typedef struct fattn_target {
 void fattn_target_init(fattn_target *t);
 void fattn_target_release(fattn_target *t);
 
+/* Sets one of the target's settings by its option's name (no "--"):
+ * space, shape, causal, arch, device, filter, and the gate limits
+ * smem-limit, max-bank-ways, min-coalescing, mem-budget, max-spill-bytes,
+ * min-occupancy and strict-occupancy (each marked given); value is unused
+ * for a flag. Returns 1 when set, 0 when `name` is none of these, or a
+ * usage error naming --NAME and what it expects (settings.c). */
+int fattn_target_set(fattn_target *t, const char *name, const char *value);
+
 enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
 
 /* Validates and completes the target: parses the shape, resolves the arch
@@ -81,6 +88,11 @@ typedef struct fattn_measure {
 } fattn_measure;
 
 void fattn_measure_init(fattn_measure *m);
+
+/* Sets one of the measurement's settings by its option's name, as
+ * fattn_target_set: reps, warmup, samples, timing-sets, seed, flush-l2,
+ * atol, rtol, max-rel-l2, kernel-timeout, setup-timeout. */
+int fattn_measure_set(fattn_measure *m, const char *name, const char *value);
 
 typedef struct fattn_gpu {
     int present;

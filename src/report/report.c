@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "gates/gates.h"
 #include "report/svg.h"
+#include "store/read.h"
 #include "util/err.h"
 #include "util/misc.h"
 
@@ -44,15 +45,10 @@ typedef struct curve {
 
 static int load_curve(fattn_store *s, long long study, curve *c)
 {
-    static const char sql[] =
-        "SELECT t.status, t.reason, t.median_us, (julianday(t.created_at) - julianday((SELECT min(created_at) FROM "
-        "trials WHERE study_id = ?1))) * 86400.0, s.strategy FROM trials t JOIN studies s ON s.id = t.study_id "
-        "WHERE t.study_id = ?1 ORDER BY t.seq";
     sqlite3_stmt *st;
     memset(c, 0, sizeof *c);
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_CURVE, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     double best = INFINITY, last_secs = 0;
     int run = 0, r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -102,14 +98,9 @@ static void css(FILE *f)
 
 static int study_table(fattn_store *s, long long study, FILE *f)
 {
-    static const char sql[] =
-        "SELECT id, created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, arch, "
-        "device, evaluator, timing_method, search_ms, runs, (SELECT count(*) FROM trials WHERE study_id = ?1), "
-        "(SELECT count(*) FROM trials WHERE study_id = ?1 AND status = 'ok'), kernel_hash FROM studies WHERE id = ?1";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read studies");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_STUDY, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
         return fattn_store_fail(s, "cannot read studies");
@@ -152,15 +143,9 @@ static const char *verdict_class(const char *v)
 /* The latest measured confirmation of the study: its samples, its numbers. */
 static int confirm_section(fattn_store *s, long long study, FILE *f)
 {
-    static const char sql[] =
-        "SELECT id, config_key, baseline, base_desc, n, median_us, ci_lo_us, ci_hi_us, p90_us, base_median_us, "
-        "base_ci_lo_us, base_ci_hi_us, base_p90_us, speedup, speedup_ci_lo, speedup_ci_hi, mwu_p, cliffs_delta, "
-        "verdict, created_at, resamples FROM confirmations WHERE study_id = ?1 AND median_us IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1";
     sqlite3_stmt *st, *ss;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read confirmations");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_LAST_CONFIRMATION, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
         fprintf(f,
@@ -173,14 +158,10 @@ static int confirm_section(fattn_store *s, long long study, FILE *f)
     }
     long long id = sqlite3_column_int64(st, 0);
     vec v[2] = {{0}};
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "SELECT side, us FROM confirmation_samples WHERE confirmation_id = ?1 ORDER BY side, idx",
-                           -1, &ss, NULL)
-        != SQLITE_OK) {
+    if (fattn_store_read(s, FATTN_READ_CONFIRMATION_SAMPLES, &(fattn_read_args){.id = id}, &ss)) {
         sqlite3_finalize(st);
-        return fattn_store_fail(s, "cannot read confirmation samples");
+        return FATTN_EFAIL;
     }
-    sqlite3_bind_int64(ss, 1, id);
     while (sqlite3_step(ss) == SQLITE_ROW)
         push(&v[strcmp(col(ss, 0), "candidate") != 0], sqlite3_column_double(ss, 1));
     sqlite3_finalize(ss);
@@ -224,13 +205,8 @@ static int confirm_section(fattn_store *s, long long study, FILE *f)
 static int rejections_plot(fattn_store *s, long long study, FILE *f)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s),
-                           "SELECT coalesce(reason, status), count(*) AS c FROM trials WHERE study_id = ?1 AND "
-                           "status IN ('rejected', 'error') GROUP BY 1 ORDER BY c DESC, 1",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_REJECTION_COUNTS, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     char *labels[64];
     const char *clabels[64];
     double v[64];
@@ -249,15 +225,9 @@ static int rejections_plot(fattn_store *s, long long study, FILE *f)
 
 static int top_table(fattn_store *s, long long study, FILE *f)
 {
-    static const char sql[] =
-        "SELECT t.id, t.config_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.registers, t.occupancy, "
-        "t.rel_l2, (SELECT printf('%.3f (%s vs %s)', c.median_us, c.verdict, c.baseline) FROM confirmations c WHERE "
-        "c.study_id = t.study_id AND c.config_key = t.config_key AND c.median_us IS NOT NULL ORDER BY c.id DESC "
-        "LIMIT 1) FROM trials t WHERE t.study_id = ?1 AND t.status = 'ok' ORDER BY t.median_us, t.id LIMIT 10";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fattn_store_fail(s, "cannot read trials");
-    sqlite3_bind_int64(st, 1, study);
+    if (fattn_store_read(s, FATTN_READ_TOP10, &(fattn_read_args){.id = study}, &st))
+        return FATTN_EFAIL;
     fputs("<table id=\"top10\"><tr><th>#</th><th>trial</th><th>config</th><th>median us</th><th>p10</th><th>p90</th>"
           "<th>TFLOP/s</th><th>GB/s</th><th>registers</th><th>occupancy</th><th>rel L2</th>"
           "<th>confirmed us (verdict)</th></tr>\n",

@@ -338,3 +338,16 @@ int fattn_filter_check(const fattn_filter *f, const char *text, const fattn_spac
     return fattn_error(FATTN_EUSAGE, "--filter '%s': matches none of the %zu configurations of %s", text, sp->count,
                        sp->label);
 }
+
+size_t fattn_space_select(const fattn_space *sp, const fattn_filter *f, size_t **indices)
+{
+    size_t n = 0;
+    *indices = fattn_xcalloc(sp->count ? sp->count : 1, sizeof **indices);
+    for (size_t i = 0; i < sp->count; ++i) {
+        fattn_config c;
+        fattn_space_config(sp, i, &c);
+        if (!f || fattn_filter_match(f, &c))
+            (*indices)[n++] = i;
+    }
+    return n;
+}

@@ -66,6 +66,11 @@ typedef struct fattn_filter {
 int fattn_filter_parse(const char *text, const fattn_family *fam, fattn_filter *f);
 int fattn_filter_match(const fattn_filter *f, const fattn_config *c);
 
+/* The configurations of sp that f matches (f NULL: every one), in the
+ * space's order: their indices into a new array *indices (the caller frees
+ * it) and how many. */
+size_t fattn_space_select(const fattn_space *sp, const fattn_filter *f, size_t **indices);
+
 /* A usage error unless every = and != term names a value of the space and
  * some configuration of the space matches. `text` is the filter as given. */
 int fattn_filter_check(const fattn_filter *f, const char *text, const fattn_space *sp);

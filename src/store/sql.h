@@ -1,6 +1,6 @@
 /*
  * sql.h - statement helpers shared by the store's own files (store.c,
- * confirmations.c, sim_checks.c); not for the rest of the program. Each reports its
+ * confirmations.c, sim_checks.c, reads.c); not for the rest of the program. Each reports its
  * failure through fattn_store_fail().
  */
 #ifndef FATTN_STORE_SQL_H
@@ -28,5 +28,9 @@ int fattn_store_set_ended(fattn_store *s, const char *sql, long long id, const c
  * for each of us[0..n) (the raw samples of a trial or a confirmation). */
 int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner, const double *us, size_t n,
                                const char *what);
+
+/* Adds the SQL functions every connection has: fattn_what(REASON) and
+ * fattn_fix(REASON), a gate code's text and fix (reads.c). */
+void fattn_store_add_functions(sqlite3 *db);
 
 #endif

@@ -214,6 +214,7 @@ static int connect(fattn_store *s, int immutable)
     }
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, 10000);
+    fattn_store_add_functions(s->db);
     if (s->mode == FATTN_DB_READ && sqlite3_exec(s->db, "PRAGMA query_only = ON", NULL, NULL, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot open read-only");
     return FATTN_OK;

@@ -1,5 +1,6 @@
 /*
- * resume.c - reading a study back for `search --resume`.
+ * resume.c - a search's arguments as its study stores them, and the study
+ * read back for `search --resume`.
  */
 #include "tune/resume.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "gates/gates.h"
+#include "store/read.h"
 #include "util/err.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -19,9 +21,9 @@ static int cmp_str(const void *a, const void *b)
 
 static int fail(fattn_store *s, sqlite3_stmt *st, const char *what)
 {
-    fattn_error(FATTN_EFAIL, "%s: %s: %s", fattn_store_path(s), what, sqlite3_errmsg(fattn_store_db(s)));
+    int rc = fattn_store_fail(s, what);
     sqlite3_finalize(st);
-    return FATTN_EFAIL;
+    return rc;
 }
 
 static void text(sqlite3_stmt *st, int col, char *out, size_t n)
@@ -32,16 +34,9 @@ static void text(sqlite3_stmt *st, int col, char *out, size_t n)
 
 static int load_study(fattn_store *s, long long id, fattn_resume *r)
 {
-    sqlite3 *db = fattn_store_db(s);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT command, status, args_json, space_hash, kernel_hash, coalesce(search_ms, 0), "
-                           "(SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE study_id = ?1) "
-                           "FROM studies WHERE id = ?1",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fail(s, st, "cannot read the study");
-    sqlite3_bind_int64(st, 1, id);
+    sqlite3_stmt *st;
+    if (fattn_store_read(s, FATTN_READ_RESUME_STUDY, &(fattn_read_args){.id = id}, &st))
+        return FATTN_EFAIL;
     int step = sqlite3_step(st);
     if (step == SQLITE_DONE) {
         sqlite3_finalize(st);
@@ -85,16 +80,10 @@ static int load_study(fattn_store *s, long long id, fattn_resume *r)
 
 static int load_trials(fattn_store *s, long long id, fattn_resume *r)
 {
-    sqlite3 *db = fattn_store_db(s);
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st;
     size_t cap = 256;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, config_key, status, reason, run_ms IS NOT NULL, median_us, p10_us, p90_us, "
-                           "tflops, gbps FROM trials WHERE study_id = ?1 ORDER BY seq",
-                           -1, &st, NULL)
-        != SQLITE_OK)
-        return fail(s, st, "cannot read the study's trials");
-    sqlite3_bind_int64(st, 1, id);
+    if (fattn_store_read(s, FATTN_READ_RESUME_TRIALS, &(fattn_read_args){.id = id}, &st))
+        return FATTN_EFAIL;
     r->prior = fattn_xcalloc(cap, sizeof *r->prior);
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -139,6 +128,68 @@ int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r)
     if ((rc = load_study(s, id, r)) || (rc = load_trials(s, id, r)))
         fattn_resume_release(r);
     return rc;
+}
+
+/* With --resume, the study's arguments apply; these alone may be given. */
+static const char *const resume_options[] = {"--resume", "--budget", "--trials", "--jobs", "--db",
+                                             "--quiet",  "-q",       "--help",   "-h",     NULL};
+
+static int takes_value(const char *name, size_t len)
+{
+    static const char *const valued[] = {"--resume", "--budget", "--trials", "--jobs", "--db", NULL};
+    for (int k = 0; valued[k]; ++k)
+        if (strlen(valued[k]) == len && !strncmp(name, valued[k], len))
+            return 1;
+    return 0;
+}
+
+int fattn_resume_args_check(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        size_t len = strcspn(a, "=");
+        int ok = 0;
+        for (int k = 0; resume_options[k] && !ok; ++k)
+            ok = strlen(resume_options[k]) == len && !strncmp(a, resume_options[k], len);
+        if (!ok)
+            return fattn_error(FATTN_EUSAGE,
+                               "search --resume: '%s' comes from the study; with --resume only --budget, --trials, "
+                               "--jobs, --db and -q may be given",
+                               a);
+        if (takes_value(a, len) && !a[len])
+            ++i;
+    }
+    return FATTN_OK;
+}
+
+/* The search's arguments as a JSON array, without --db and --resume (where
+ * the study lives and which it is are not part of it). */
+char *fattn_search_args_json(int argc, char **argv)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 1; i < argc; ++i) {
+        size_t len = strcspn(argv[i], "=");
+        if ((len == 4 && !strncmp(argv[i], "--db", 4)) || (len == 8 && !strncmp(argv[i], "--resume", 8))) {
+            i += !argv[i][len];
+            continue;
+        }
+        cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+    }
+    char *out = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    return out;
+}
+
+char **fattn_resume_argv(const fattn_resume *r, int argc, char **argv, int *n)
+{
+    char **merged = fattn_xcalloc((size_t)(r->nargs + argc + 1), sizeof *merged);
+    *n = 0;
+    merged[(*n)++] = argv[0];
+    for (int i = 0; i < r->nargs; ++i)
+        merged[(*n)++] = r->args[i];
+    for (int i = 1; i < argc; ++i)
+        merged[(*n)++] = argv[i];
+    return merged;
 }
 
 int fattn_resume_has(const fattn_resume *r, const char *key)

@@ -28,6 +28,21 @@ typedef struct fattn_resume {
 int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r);
 void fattn_resume_release(fattn_resume *r);
 
+/* The search's arguments (argv[1..argc) of "search ...") as its study
+ * stores them (studies.args_json): a JSON array, without --db and --resume
+ * (where the study lives and which it is are not part of it). The caller
+ * frees it. */
+char *fattn_search_args_json(int argc, char **argv);
+
+/* With --resume the study's arguments apply: beside it only --budget,
+ * --trials, --jobs, --db and -q may be given (a usage error naming the
+ * first other). */
+int fattn_resume_args_check(int argc, char **argv);
+
+/* argv[0], the study's arguments, then argv[1..argc) (the later wins when
+ * parsed): *n pointers into r and argv, in an array the caller frees. */
+char **fattn_resume_argv(const fattn_resume *r, int argc, char **argv, int *n);
+
 /* 1 when the study already holds a trial of `key`. */
 int fattn_resume_has(const fattn_resume *r, const char *key);
 

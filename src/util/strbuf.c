@@ -91,3 +91,15 @@ char *fattn_sb_detach(fattn_strbuf *sb)
     fattn_sb_init(sb);
     return s;
 }
+
+char *fattn_join(int n, char *const *words, const char *sep)
+{
+    fattn_strbuf sb;
+    fattn_sb_init(&sb);
+    for (int i = 0; i < n; ++i) {
+        if (i)
+            fattn_sb_adds(&sb, sep);
+        fattn_sb_adds(&sb, words[i]);
+    }
+    return fattn_sb_detach(&sb);
+}

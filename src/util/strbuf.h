@@ -23,4 +23,7 @@ void fattn_sb_vaddf(fattn_strbuf *sb, const char *fmt, va_list ap);
 /* Hands the string to the caller (who frees it) and re-initializes sb. */
 char *fattn_sb_detach(fattn_strbuf *sb);
 
+/* words[0..n) joined by sep, in a new string (the caller frees it). */
+char *fattn_join(int n, char *const *words, const char *sep);
+
 #endif

@@ -1,0 +1,44 @@
+/*
+ * landscape.c - a study as a landscape (run/landscape.h), the file the
+ * replay evaluator reads: the header from the study, one line per trial.
+ */
+#include <stdio.h>
+
+#include "export/export.h"
+#include "run/landscape.h"
+#include "store/read.h"
+#include "util/err.h"
+
+int fattn_export_landscape(fattn_store *s, long long study, FILE *out)
+{
+    sqlite3_stmt *st;
+    fattn_read_args a = {.id = study};
+    int rc = fattn_store_read(s, FATTN_READ_LANDSCAPE_HEAD, &a, &st);
+    if (rc)
+        return rc;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read the study");
+    }
+    fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
+                         sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
+    fattn_landscape_write_header(out, (const char *)sqlite3_column_text(st, 0),
+                                 (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 8),
+                                 &shape, (const char *)sqlite3_column_text(st, 7));
+    sqlite3_finalize(st);
+    if ((rc = fattn_store_read(s, FATTN_READ_LANDSCAPE, &a, &st)))
+        return rc;
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        fprintf(out, "%s,%s,%s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
+        for (int c = 3; c < 6; ++c) {
+            if (sqlite3_column_type(st, c) == SQLITE_NULL)
+                fputs(",", out);
+            else
+                fprintf(out, ",%.17g", sqlite3_column_double(st, c));
+        }
+        fputc('\n', out);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read the trials");
+}

@@ -1,0 +1,90 @@
+/*
+ * search.c - search's summary (report.h): the study, the survivors, the
+ * trials by status and reason, the best, and why the search stopped; and
+ * its progress line.
+ */
+#include <stdio.h>
+
+#include "export/table.h"
+#include "report/report.h"
+
+void fattn_report_search(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
+                         const char *budget, double ran_ms, double budget_ms, FILE *f)
+{
+    const fattn_space_verdicts *sv = &rep->sv;
+    const fattn_tune_progress *p = &rep->p;
+    const int stop = rep->stop;
+    char shape[96];
+    fattn_shape_format(&t->shape, shape, sizeof shape);
+    fprintf(f, "study %lld: search (%s) of %s for %s on %s, %s\n", rep->study, strategy, t->space.label, shape,
+            t->arch->name, rep->device);
+    fprintf(f, "timing: %s\n", rep->method);
+    const size_t sim = (size_t)sv->counts[FATTN_R_SIMULATOR];
+    fprintf(f, "%zu configurations: %zu rejected by the static gates, ", sv->considered,
+            sv->considered - sv->nsurvivors - sim);
+    if (sim)
+        fprintf(f, "%zu skipped as the simulator found them defective, ", sim);
+    fprintf(f, "%zu survive; %zu tried, %zu run, %zu measured in %.1f s\n%s", sv->nsurvivors, p->tried, p->evaluated,
+            p->ok, p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
+    if (p->resumed)
+        fprintf(f, "resumed: %zu of those trials come from the study's earlier runs\n\n", p->resumed);
+    const char *names[] = {"status", "reason", "count"};
+    const unsigned char numeric[] = {0, 0, 1};
+    fattn_rows rows;
+    char count[32];
+    fattn_rows_init(&rows, 3, names);
+    for (int r = 1; r < FATTN_R_COUNT; ++r) {
+        int n = sv->counts[r] + p->by_reason[r];
+        if (!n)
+            continue;
+        snprintf(count, sizeof count, "%d", n);
+        const char *cells[] = {"rejected", fattn_reason(r)->code, count};
+        fattn_rows_add(&rows, cells, numeric);
+    }
+    snprintf(count, sizeof count, "%zu", p->ok);
+    const char *ok[] = {"ok", "", count};
+    fattn_rows_add(&rows, ok, numeric);
+    if (p->errors) {
+        snprintf(count, sizeof count, "%zu", p->errors);
+        const char *err[] = {"error", "", count};
+        fattn_rows_add(&rows, err, numeric);
+    }
+    fattn_rows_print(f, &rows, FATTN_FMT_TABLE, 0);
+    fattn_rows_release(&rows);
+    if (p->best_us > 0)
+        fprintf(f, "\nbest: %s, %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s (trial %lld)\n",
+                p->best_key, p->best.median_us, p->best.p10_us, p->best.p90_us, p->best.tflops, p->best.gbps,
+                p->best_trial);
+    else
+        fprintf(f, "\nbest: none measured\n");
+    switch (stop) {
+    case FATTN_TUNE_TRIALS: fprintf(f, "stopped: --trials %ld reached\n", trials); break;
+    case FATTN_TUNE_BUDGET:
+        if (ran_ms > budget_ms)
+            fprintf(f, "stopped: --budget %s spent; ran %.1f s, %.1f s over (the trial in flight)\n", budget,
+                    ran_ms / 1000.0, (ran_ms - budget_ms) / 1000.0);
+        else
+            fprintf(f,
+                    "stopped: --budget %s spent; ran %.1f s, within it (another trial would not have ended "
+                    "in time)\n",
+                    budget, ran_ms / 1000.0);
+        break;
+    case FATTN_TUNE_INTERRUPTED: fprintf(f, "stopped: interrupted\n"); break;
+    default: fprintf(f, "stopped: every survivor tried\n");
+    }
+}
+
+void fattn_report_search_progress(const fattn_tune_progress *p, int tty, double now, double deadline_ms, FILE *f)
+{
+    int rejected = 0;
+    for (int r = 1; r < FATTN_R_COUNT; ++r)
+        rejected += p->by_reason[r];
+    double per = p->tried ? p->elapsed_ms / (double)p->tried : 0;
+    double eta = per * (double)(p->candidates - p->tried) / 1000.0;
+    if (deadline_ms > 0 && eta > (deadline_ms - now) / 1000.0) /* the budget ends it first */
+        eta = deadline_ms > now ? (deadline_ms - now) / 1000.0 : 0;
+    fprintf(f, "%s%zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %dm%02ds%s",
+            tty ? "\r  " : "fattn-tune: ", p->tried, p->candidates, p->ok, rejected, p->errors,
+            p->best_us > 0 ? p->best_key : "-", p->best_us, (int)eta / 60, (int)eta % 60, tty ? "   " : "\n");
+    fflush(f);
+}
