@@ -117,8 +117,11 @@ int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common
 /* Reports a usage error about an unexpected operand. */
 int cli_extra_operand(const char *cmd, const char *arg);
 
-/* Parses an integer option value in [min, max]; reports a usage error. */
+/* Parses an integer option value in [min, max] into a long or an int, or
+ * an id (1 .. 2^31-1); reports a usage error. */
 int cli_long(const char *option, const char *arg, long min, long max, long *out);
+int cli_int(const char *option, const char *arg, long min, long max, int *out);
+int cli_id(const char *option, const char *arg, long long *out);
 
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);

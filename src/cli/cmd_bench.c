@@ -40,13 +40,8 @@ typedef struct bench_opts {
 static int handle(void *ctx, int opt, const char *arg)
 {
     bench_opts *o = ctx;
-    long v;
     switch (opt) {
-    case OPT_TRIAL:
-        if (cli_long("--trial", arg, 1, 2147483647L, &v))
-            return FATTN_EUSAGE;
-        o->run.trial = v;
-        return FATTN_OK;
+    case OPT_TRIAL: return cli_id("--trial", arg, &o->run.trial);
     case OPT_BASELINE:
         if (strcmp(arg, "cudnn") != 0)
             return fattn_error(FATTN_EUSAGE, "--baseline '%s': expected cudnn", arg);

@@ -68,7 +68,6 @@ static int handle(void *ctx, int opt, const char *arg)
 {
     check_opts *o = ctx;
     fattn_check_opts *r = &o->run;
-    long v;
     switch (opt) {
     case OPT_CONFIG:
         if (r->nconfigs == FATTN_CHECK_MAX_CONFIGS)
@@ -82,11 +81,7 @@ static int handle(void *ctx, int opt, const char *arg)
     case OPT_COVERING: r->covering = 1; return FATTN_OK;
     case OPT_LIST: o->list = 1; return FATTN_OK;
     case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &r->seed);
-    case OPT_JOBS:
-        if (cli_long("--jobs", arg, 1, 256, &v))
-            return FATTN_EUSAGE;
-        r->jobs = (int)v;
-        return FATTN_OK;
+    case OPT_JOBS: return cli_int("--jobs", arg, 1, 256, &r->jobs);
     case OPT_TIMEOUT: return cli_long("--timeout", arg, 1, 86400, &r->timeout_s);
     }
     return FATTN_EUSAGE;

@@ -30,13 +30,8 @@ static const char help_head[] =
 static int handle(void *ctx, int opt, const char *arg)
 {
     fattn_compile_study_opts *o = ctx;
-    long v;
     switch (opt) {
-    case OPT_JOBS:
-        if (cli_long("--jobs", arg, 1, 256, &v))
-            return FATTN_EUSAGE;
-        o->jobs = (int)v;
-        return FATTN_OK;
+    case OPT_JOBS: return cli_int("--jobs", arg, 1, 256, &o->jobs);
     case OPT_SAMPLE: return cli_long("--sample", arg, 1, 1000000, &o->sample);
     case OPT_SEED: return cli_long("--seed", arg, 0, 2147483647L, &o->seed);
     }

@@ -55,13 +55,8 @@ typedef struct query_opts {
 static int handle(void *ctx, int opt, const char *arg)
 {
     query_opts *o = ctx;
-    long v;
     switch (opt) {
-    case OPT_STUDY:
-        if (cli_long("--study", arg, 1, 2147483647L, &v))
-            return FATTN_EUSAGE;
-        o->study = v;
-        return FATTN_OK;
+    case OPT_STUDY: return cli_id("--study", arg, &o->study);
     case OPT_STATUS:
         if (strcmp(arg, "rejected") && strcmp(arg, "compiled") && strcmp(arg, "error") && strcmp(arg, "ok")
             && strcmp(arg, "runtime_fault") && strcmp(arg, "timeout"))
@@ -76,11 +71,7 @@ static int handle(void *ctx, int opt, const char *arg)
                                arg);
         o->reason = arg;
         return FATTN_OK;
-    case OPT_RUN:
-        if (cli_long("--run", arg, 1, 2147483647L, &v))
-            return FATTN_EUSAGE;
-        o->run = v;
-        return FATTN_OK;
+    case OPT_RUN: return cli_id("--run", arg, &o->run);
     case OPT_LIMIT: o->has_limit = 1; return cli_long("--limit", arg, 0, 100000000, &o->limit);
     case OPT_SQL: o->sql = arg; return FATTN_OK;
     case OPT_SQL_TIMEOUT:

@@ -75,18 +75,13 @@ typedef struct search_opts {
 static int handle(void *ctx, int opt, const char *arg)
 {
     search_opts *o = ctx;
-    long v;
     switch (opt) {
     case OPT_STRATEGY:
         if (!(o->run.strategy = fattn_strategy_find(arg)))
             return fattn_error(FATTN_EUSAGE, "--strategy '%s': expected one of %s", arg, fattn_strategy_names());
         return FATTN_OK;
     case OPT_TRIALS: return cli_long("--trials", arg, 1, 100000000, &o->run.trials);
-    case OPT_JOBS:
-        if (cli_long("--jobs", arg, 1, 256, &v))
-            return FATTN_EUSAGE;
-        o->run.jobs = (int)v;
-        return FATTN_OK;
+    case OPT_JOBS: return cli_int("--jobs", arg, 1, 256, &o->run.jobs);
     case OPT_BUDGET:
         if (fattn_parse_duration(arg, &o->run.budget_ms) || o->run.budget_ms <= 0)
             return fattn_error(FATTN_EUSAGE, "--budget '%s': expected a duration such as 90s, 6m, 2h or 1h30m", arg);
@@ -101,11 +96,7 @@ static int handle(void *ctx, int opt, const char *arg)
             return fattn_error(FATTN_EUSAGE, "--evaluator '%s': expected gpu or replay:FILE", arg);
         return FATTN_OK;
     case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
-    case OPT_RESUME:
-        if (cli_long("--resume", arg, 1, 2147483647L, &v))
-            return FATTN_EUSAGE;
-        o->resume = v;
-        return FATTN_OK;
+    case OPT_RESUME: return cli_id("--resume", arg, &o->resume);
     }
     return FATTN_EUSAGE;
 }

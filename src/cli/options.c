@@ -48,6 +48,22 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
     return FATTN_OK;
 }
 
+int cli_int(const char *option, const char *arg, long min, long max, int *out)
+{
+    long v;
+    int rc = cli_long(option, arg, min, max, &v);
+    *out = rc ? *out : (int)v;
+    return rc;
+}
+
+int cli_id(const char *option, const char *arg, long long *out)
+{
+    long v;
+    int rc = cli_long(option, arg, 1, 2147483647L, &v);
+    *out = rc ? *out : v;
+    return rc;
+}
+
 int cli_open_db(const cli_common *c, fattn_store **s)
 {
     return fattn_store_open(c->db_path, c->db_mode, s);
@@ -187,8 +203,10 @@ int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common
                 return rc;
             continue;
         }
-        if (!spec->handle || (rc = spec->handle(ctx, opt, optarg)) != FATTN_OK)
-            return spec->handle ? rc : fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
+        if (!spec->handle)
+            return fattn_error(FATTN_EUSAGE, "%s: unexpected option", argv[0]);
+        if ((rc = spec->handle(ctx, opt, optarg)) != FATTN_OK)
+            return rc;
     }
     if (first_arg)
         *first_arg = optind;
