@@ -9,8 +9,8 @@
 
 #include "bench/bench.h"
 #include "cli/cli.h"
-#include "report/report.h"
 #include "export/table.h"
+#include "report/report.h"
 #include "util/err.h"
 
 static const char help_head[] =

@@ -9,9 +9,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "report/report.h"
 #include "compile/pool.h"
-#include "export/table.h"
+#include "report/report.h"
 #include "study/check.h"
 #include "util/err.h"
 #include "util/misc.h"

@@ -7,9 +7,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "report/report.h"
 #include "compile/pool.h"
-#include "export/table.h"
+#include "report/report.h"
 #include "study/compile.h"
 #include "util/err.h"
 

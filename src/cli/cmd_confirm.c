@@ -4,7 +4,6 @@
  * intervals, a rank test and an effect size; every sample stored; and a
  * regression gate against the last confirmation (--against previous).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,6 @@
 
 #include "cli/cli.h"
 #include "compile/pool.h"
-#include "export/table.h"
 #include "report/report.h"
 #include "search/strategy.h"
 #include "tune/search.h"

@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "report/report.h"
 #include "export/table.h"
+#include "report/report.h"
 #include "util/err.h"
-#include "util/strbuf.h"
 
 static const char help_fmt[] =
     "usage: fattn-tune space [--space FILE] [--filter EXPR] [--count | --list] [--format table|csv|json]\n"

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/table.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/paths.h"
