@@ -16,6 +16,10 @@
  * in canonical key; a stored trial on its study's shape with its notes; a
  * configuration the gates reject, and cuDNN on a causal shape, refused.
  *
+ * search and compile run over tests/data/space-procedures.json, 24
+ * configurations of which the tiling gate rejects 12: gating the default
+ * space and compiling ahead in it took most of this program's time.
+ *
  * search (tune/search.h): a replay of the H100's 2,8,512,64 landscape for 4
  * trials: the study begun with its arch and shape from the landscape, the
  * static rejections and every trial tried stored, the best one of them; a signal as
@@ -45,6 +49,7 @@
 
 #include "bench/bench.h"
 #include "confirm/run.h"
+#include "report/report.h"
 #include "study/check.h"
 #include "study/compile.h"
 #include "tune/search.h"
@@ -263,6 +268,15 @@ static void bench_trial(void)
 
 static const char *source_root;
 static volatile sig_atomic_t flag;
+static char *summary; /* the last search's or compile's report, as the CLI prints it */
+static size_t summary_len;
+
+static FILE *summary_open(void)
+{
+    free(summary);
+    summary = NULL;
+    return open_memstream(&summary, &summary_len);
+}
 
 static void signal_at_start(int on)
 {
@@ -274,7 +288,7 @@ static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search
 {
     char land[512], space[512];
     snprintf(land, sizeof land, "%s/tests/data/landscape-h100-2-8-512-64.csv", source_root);
-    snprintf(space, sizeof space, "%s/search/space.json", source_root);
+    snprintf(space, sizeof space, "%s/tests/data/space-procedures.json", source_root);
     fattn_search_opts o = {.strategy = fattn_strategies[0],
                            .trials = trials,
                            .jobs = 2,
@@ -291,6 +305,11 @@ static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search
     t.space_path = space;
     flag = 0;
     int rc = fattn_search_run(&o, &t, s, r);
+    if (!rc) {
+        FILE *f = summary_open();
+        fattn_report_search(r, o.strategy->name, &t, trials, NULL, 0, 0, f);
+        fclose(f);
+    }
     fattn_target_release(&t);
     return rc;
 }
@@ -309,7 +328,9 @@ static void search_replay(void)
     CHECK_STR(r.land_shape, "2,8,512,64");
     snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld", r.study);
     CHECK_INT(count(s, sql), (long long)(r.sv.considered - r.sv.nsurvivors + r.p.tried)); /* static + tried */
-    CHECK(r.p.tried >= 4 && r.sv.considered > r.sv.nsurvivors);
+    CHECK(r.p.tried >= 4);
+    CHECK_INT((long long)r.sv.considered, 24); /* the space given, not the default */
+    CHECK_INT((long long)r.sv.nsurvivors, 12);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM studies WHERE id = %lld AND status = 'done' AND arch = 'sm_90' AND seqlen = 512",
              r.study);
@@ -320,6 +341,12 @@ static void search_replay(void)
     CHECK_INT(sqlite3_step(st), SQLITE_ROW);
     CHECK_NEAR(sqlite3_column_double(st, 0), r.p.best_us, 1e-9);
     sqlite3_finalize(st);
+    /* The summary: the static rejections beside the trials' outcomes. */
+    snprintf(sql, sizeof sql, "rejected  tiling     12\nok                    %zu\n", r.p.ok);
+    CHECK_CONTAINS(summary, sql);
+    CHECK_CONTAINS(summary, "24 configurations: 12 rejected by the static gates, 12 survive; 4 tried");
+    CHECK(!strstr(summary, "error "));
+    CHECK_CONTAINS(summary, "stopped: --trials 4 reached");
     fattn_search_report_release(&r);
 
     CHECK_INT(search(&s, 4, signal_at_start, &r), FATTN_OK);
@@ -336,7 +363,7 @@ static void search_replay(void)
 static int compile(fattn_store **s, void (*guard)(int), fattn_compile_study_report *r)
 {
     char space[512];
-    snprintf(space, sizeof space, "%s/search/space.json", source_root);
+    snprintf(space, sizeof space, "%s/tests/data/space-procedures.json", source_root);
     fattn_compile_study_opts o = {.jobs = 2,
                                   .sample = 3,
                                   .seed = 5,
@@ -353,6 +380,11 @@ static int compile(fattn_store **s, void (*guard)(int), fattn_compile_study_repo
     int rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE, "compile");
     if (!rc)
         rc = fattn_compile_study(&o, &t, s, r);
+    if (!rc) {
+        FILE *f = summary_open();
+        fattn_report_compile(r, &t, f);
+        fclose(f);
+    }
     fattn_target_release(&t);
     return rc;
 }
@@ -369,11 +401,19 @@ static void compile_sample(void)
     CHECK_INT(r.bs.compiled + r.bs.cache_hits, 3);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld", r.study);
     CHECK_INT(count(s, sql), (long long)(r.sv.considered - r.sv.nsurvivors) + 3);
+    CHECK_INT((long long)r.sv.considered, 24);
+    CHECK_INT((long long)r.sv.nsurvivors, 12);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM trials WHERE study_id = %lld AND cache_key IS NOT NULL AND smem_dynamic = "
              "smem_model",
              r.study);
     CHECK_INT(count(s, sql), (long long)r.compiled_ok);
+    /* The summary: the static rejections beside what compiled (the
+     * compiled counted once, not again as a reason). */
+    CHECK_CONTAINS(summary, "\nrejected  tiling     12\ncompiled              3\n\nlayout check:");
+    snprintf(sql, sizeof sql, "12 survive, a sample of 3 compiled\ncompiled 3 (%d by NVRTC, %d from the cache)",
+             r.bs.compiled, r.bs.cache_hits);
+    CHECK_CONTAINS(summary, sql);
     long long first = r.study;
     fattn_compile_study_report_release(&r);
     fattn_store_close(&s);
@@ -585,6 +625,7 @@ int main(int argc, char **argv)
     T_RUN(compile_sample);
     T_RUN(check_plans);
     T_RUN(check_run);
+    free(summary);
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "export/table.h"
+#include "report/outcomes.h"
 #include "report/report.h"
 
 void fattn_report_compile(const fattn_compile_study_report *r, const fattn_target *t, FILE *f)
@@ -23,31 +23,9 @@ void fattn_report_compile(const fattn_compile_study_report *r, const fattn_targe
     if (r->nprior)
         fprintf(f, "taken up: %d survivors and %zu trials in all recorded by the study's earlier run\n", r->done0,
                 r->nprior);
-    const char *names[] = {"status", "reason", "count"};
-    const unsigned char numeric[] = {0, 0, 1};
-    fattn_rows rows;
-    fattn_rows_init(&rows, 3, names);
-    for (int k = 1; k < FATTN_R_COUNT; ++k) {
-        int n = (k <= FATTN_R_LAST_STATIC ? sv->counts[k] : 0) + r->by_reason[k];
-        if (!n)
-            continue;
-        char count[32];
-        snprintf(count, sizeof count, "%d", n);
-        const char *cells[] = {"rejected", fattn_reason(k)->code, count};
-        fattn_rows_add(&rows, cells, numeric);
-    }
-    char ok[32], err[32];
-    snprintf(ok, sizeof ok, "%d", r->by_reason[FATTN_R_NONE]);
-    const char *cells[] = {"compiled", "", ok};
-    fattn_rows_add(&rows, cells, numeric);
-    if (r->env_errors) {
-        snprintf(err, sizeof err, "%d", r->env_errors);
-        const char *ecells[] = {"error", "", err};
-        fattn_rows_add(&rows, ecells, numeric);
-    }
     fprintf(f, "\n");
-    fattn_rows_print(f, &rows, FATTN_FMT_TABLE, 0);
-    fattn_rows_release(&rows);
+    fattn_report_outcomes(sv->counts, FATTN_R_LAST_STATIC, r->by_reason, "compiled", (size_t)r->by_reason[FATTN_R_NONE],
+                          (size_t)r->env_errors, f);
     if (r->compiled_ok)
         fprintf(f, "\nlayout check: compiled shared memory %s the layout model for %d of %d compiled configurations\n",
                 r->mismatches ? "differs from" : "equals", r->mismatches ? r->mismatches : r->compiled_ok,

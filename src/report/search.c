@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "export/table.h"
+#include "report/outcomes.h"
 #include "report/report.h"
 
 void fattn_report_search(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
@@ -28,29 +28,7 @@ void fattn_report_search(const fattn_search_report *rep, const char *strategy, c
             p->ok, p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
     if (p->resumed)
         fprintf(f, "resumed: %zu of those trials come from the study's earlier runs\n\n", p->resumed);
-    const char *names[] = {"status", "reason", "count"};
-    const unsigned char numeric[] = {0, 0, 1};
-    fattn_rows rows;
-    char count[32];
-    fattn_rows_init(&rows, 3, names);
-    for (int r = 1; r < FATTN_R_COUNT; ++r) {
-        int n = sv->counts[r] + p->by_reason[r];
-        if (!n)
-            continue;
-        snprintf(count, sizeof count, "%d", n);
-        const char *cells[] = {"rejected", fattn_reason(r)->code, count};
-        fattn_rows_add(&rows, cells, numeric);
-    }
-    snprintf(count, sizeof count, "%zu", p->ok);
-    const char *ok[] = {"ok", "", count};
-    fattn_rows_add(&rows, ok, numeric);
-    if (p->errors) {
-        snprintf(count, sizeof count, "%zu", p->errors);
-        const char *err[] = {"error", "", count};
-        fattn_rows_add(&rows, err, numeric);
-    }
-    fattn_rows_print(f, &rows, FATTN_FMT_TABLE, 0);
-    fattn_rows_release(&rows);
+    fattn_report_outcomes(sv->counts, FATTN_R_COUNT - 1, p->by_reason, "ok", p->ok, p->errors, f);
     if (p->best_us > 0)
         fprintf(f, "\nbest: %s, %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s (trial %lld)\n",
                 p->best_key, p->best.median_us, p->best.p10_us, p->best.p90_us, p->best.tflops, p->best.gbps,
