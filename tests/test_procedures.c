@@ -25,6 +25,10 @@
  * static rejections and every trial tried stored, the best one of them; a signal as
  * the study begins: the study ends "interrupted" with no trial run.
  *
+ * The outcome table of search's and compile's summaries (report/outcomes.h):
+ * reasons in order, the static counts up to the cut each gives, the error
+ * row.
+ *
  * compile (study/compile.h): a sample of 3 survivors compiled, each a trial
  * beside the static rejections, shared memory as modelled; the same again
  * from the compile cache in a new study; a signal as the study begins: the
@@ -49,6 +53,7 @@
 
 #include "bench/bench.h"
 #include "confirm/run.h"
+#include "report/outcomes.h"
 #include "report/report.h"
 #include "study/check.h"
 #include "study/compile.h"
@@ -345,7 +350,7 @@ static void search_replay(void)
     snprintf(sql, sizeof sql, "rejected  tiling     12\nok                    %zu\n", r.p.ok);
     CHECK_CONTAINS(summary, sql);
     CHECK_CONTAINS(summary, "24 configurations: 12 rejected by the static gates, 12 survive; 4 tried");
-    CHECK(!strstr(summary, "error "));
+    CHECK(summary && !strstr(summary, "error "));
     CHECK_CONTAINS(summary, "stopped: --trials 4 reached");
     fattn_search_report_release(&r);
 
@@ -358,6 +363,31 @@ static void search_replay(void)
     CHECK_INT(count(s, sql), 0); /* not even the static rejections */
     fattn_search_report_release(&r);
     fattn_store_close(&s);
+}
+
+/* The outcome table of both summaries: reasons in order, the static
+ * counts only up to the cut given, the passed row, the error row. */
+static void outcome_table(void)
+{
+    int statics[FATTN_R_COUNT] = {0}, trials[FATTN_R_COUNT] = {0};
+    statics[FATTN_R_TILING] = 2;
+    statics[FATTN_R_SIMULATOR] = 5;
+    trials[FATTN_R_TILING] = 1;
+    trials[FATTN_R_SPILLS] = 4;
+    FILE *f = summary_open();
+    fattn_report_outcomes(statics, FATTN_R_LAST_STATIC, trials, "compiled", 3, 1, f);
+    fclose(f);
+    CHECK_STR(summary, "status    reason  count\n"
+                       "--------  ------  -----\n"
+                       "rejected  tiling      3\n"
+                       "rejected  spills      4\n"
+                       "compiled              3\n"
+                       "error                 1\n");
+    f = summary_open();
+    fattn_report_outcomes(statics, FATTN_R_COUNT - 1, trials, "ok", 3, 0, f);
+    fclose(f);
+    CHECK_CONTAINS(summary, "rejected  spills         4\nrejected  simulator      5\nok                       3\n");
+    CHECK(summary && !strstr(summary, "error"));
 }
 
 static int compile(fattn_store **s, void (*guard)(int), fattn_compile_study_report *r)
@@ -623,6 +653,7 @@ int main(int argc, char **argv)
     T_RUN(bench_trial);
     T_RUN(search_replay);
     T_RUN(compile_sample);
+    T_RUN(outcome_table);
     T_RUN(check_plans);
     T_RUN(check_run);
     free(summary);

@@ -9,10 +9,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Each reason's count is the static gates' statics[r] (for reasons up to
- * last_static; the later ones the gates do not count) plus the trials'
- * by_reason[r]; reasons with none are left out. `passed` configurations
- * are counted under the status `passed_label`, `errors` under "error". */
+/* Each reason's count is statics[r], the configurations set aside before
+ * any trial (for reasons up to last_static: compile takes the static
+ * gates' reasons, search every reason, its simulator skips among them),
+ * plus the trials' by_reason[r]; reasons with none are left out. `passed`
+ * configurations are counted under the status `passed_label`, `errors`
+ * under "error". */
 void fattn_report_outcomes(const int *statics, int last_static, const int *by_reason, const char *passed_label,
                            size_t passed, size_t errors, FILE *f);
 
