@@ -12,6 +12,7 @@
 
 #include "compile/cubin.h"
 #include "compile/nvrtc.h"
+#include "compile/probe.h"
 #include "gates/layout.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -422,6 +423,46 @@ static void compile_errors_are_results(void)
     fattn_options_release(&o);
 }
 
+/* A broken source is told from configurations that fail: only the same
+ * first error for every configuration probed, not a static assertion. */
+static void probe(void)
+{
+    static const char *const keys[3] = {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1", "bm128-bn64-bk32-w8-s2-u1-cp1-sw1-h1",
+                                        "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1"};
+    static const struct {
+        const char *text;
+        int n, rc;
+        const char *said;
+    } cases[] = {
+        {"__global__ void k() {}\nthis is not C++;\n", 3, FATTN_EFAIL,
+         "kernel probe-dir/probe.cu does not compile: probe.cu(2): error: "},
+        {"__global__ void k() {}\nthis is not C++;\n", 2, FATTN_EFAIL, "the same first error for bm32-"},
+        {"__global__ void k() {}\nthis is not C++;\n", 1, FATTN_OK, NULL}, /* one alone cannot tell */
+        {"#if BLOCK_M == 32\n#error small blocks\n#endif\n__global__ void k() {}\n", 3, FATTN_OK, NULL},
+        {"#if BLOCK_M == 32\n#error one\n#elif BLOCK_M == 128\n#error two\n#endif\n__global__ void k() {}\n", 3,
+         FATTN_OK, NULL},
+        {"#if BLOCK_M != 64\n#error not 64\n#endif\n__global__ void k() {}\n", 3, FATTN_OK, NULL},
+        {"static_assert(BLOCK_M < 0, \"never\");\n__global__ void k() {}\n", 3, FATTN_OK, NULL},
+    };
+    fattn_config c[3];
+    for (int i = 0; i < 3; ++i)
+        CHECK_INT(fattn_config_parse(keys[i], "key", &c[i]), FATTN_OK);
+    const fattn_shape shape = {2, 8, 512, 64, 0};
+    fattn_error_set_quiet(1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        fattn_kernel_src k = {0};
+        k.dir = "probe-dir", k.name = "probe.cu", k.text = (char *)cases[i].text;
+        CHECK_INT(fattn_kernel_probe(&k, include, fattn_arch_find("sm_90"), &shape, c, cases[i].n), cases[i].rc);
+        if (cases[i].said)
+            CHECK_CONTAINS(fattn_last_error(), cases[i].said);
+    }
+    /* The same configuration twice: nothing told. */
+    fattn_config same[2] = {c[0], c[0]};
+    fattn_kernel_src k = {.dir = "probe-dir", .name = "probe.cu", .text = "this is not C++;\n"};
+    CHECK_INT(fattn_kernel_probe(&k, include, fattn_arch_find("sm_90"), &shape, same, 2), FATTN_OK);
+    fattn_error_set_quiet(0);
+}
+
 static void cache_key(void)
 {
     char a[65], b[65], c[65], d[65], e[65];
@@ -474,6 +515,7 @@ int main(void)
     T_RUN(cubin_reader);
     T_RUN(static_shared_memory);
     T_RUN(compile_errors_are_results);
+    T_RUN(probe);
     T_RUN(cache_key);
     fattn_kernel_src_release(&src);
     fattn_kernel_src_release(&ref);

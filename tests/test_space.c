@@ -272,7 +272,24 @@ static void shapes(void)
     CHECK_NEAR(fattn_shape_min_bytes(&s), 4.0 * 2 * 8 * 512 * 64 * 2, 0);
     s.causal = 1;
     CHECK_NEAR(fattn_shape_flops(&s), 2.0 * 2 * 8 * 512 * 512 * 64, 0);
-    CHECK_INT(fattn_shape_device_bytes(&s, 1), 6ull * 2 * 8 * 512 * 64 * 2);
+    uint64_t need;
+    CHECK_INT(fattn_shape_device_bytes(&s, 1, &need), 0);
+    CHECK_INT(need, 6ull * 2 * 8 * 512 * 64 * 2);
+    /* Each field at its maximum: B*H*S*D (under 2^63) fits, the bytes do not. */
+    fattn_shape top = {65535, 65535, FATTN_MAX_SEQLEN, 128, 0};
+    CHECK(fattn_shape_elems(&top) == 65535ull * 65535 * (1ull << 24) * 128);
+    CHECK_INT(fattn_shape_device_bytes(&top, 1, &need), -1);
+    CHECK(need == UINT64_MAX);
+    CHECK_NEAR(fattn_shape_device_bytes_approx(&top, 1), 12.0 * 65535 * 65535 * (1 << 24) * 128, 1e6);
+    /* The case: 1.84e19 bytes, just past 2^64, once wrapped to 2 GiB. */
+    fattn_shape near = {45761, 62571, 8388608, 64, 0};
+    CHECK_INT(fattn_shape_device_bytes(&near, 1, &need), -1);
+    CHECK(fattn_shape_device_bytes_approx(&near, 1) > 1.8e19);
+    /* 16 timing sets: 51 tensors, the largest count the engine plans. */
+    fattn_shape wide = {65535, 65535, 1, 64, 0};
+    CHECK_INT(fattn_shape_device_bytes(&wide, 17, &need), 0);
+    CHECK(need == 54ull * 65535 * 65535 * 64 * 2);
+    CHECK_INT(fattn_shape_device_bytes(&wide, INT32_MAX, &need), -1);
     static const struct {
         const char *text, *message;
     } bad[] = {

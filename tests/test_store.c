@@ -249,6 +249,21 @@ static void trials_and_cache(void)
     CHECK(got.res.log == got.log);
     fattn_cache_entry_release(&got);
     CHECK_INT(fattn_store_cache_get(s, "nope", &got), 0);
+    /* A study's shape is read back as --shape would have taken it: one out of
+     * range (a damaged or edited record) is refused, not used. */
+    fattn_study_info info;
+    CHECK_INT(fattn_store_study_info(s, study, &info), FATTN_OK);
+    CHECK(info.shape.seqlen == 512 && info.shape.causal == 1);
+    static const char *const damage[] = {"seqlen = 2147483647", "seqlen = 4294967808", "batch = -1", "head_dim = 96",
+                                         "causal = 2"};
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; ++i) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE studies SET batch = 2, seqlen = 512, head_dim = 64, causal = 1, %s",
+                 damage[i]);
+        CHECK_INT(sqlite3_exec(fattn_store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+        CHECK_INT(fattn_store_study_info(s, study, &info), FATTN_EFAIL);
+        CHECK_CONTAINS(fattn_last_error(), "is out of range; the database is damaged");
+    }
     fattn_store_close(&s);
 
     /* WAL mode, and what was committed is there after reopening. */
@@ -405,6 +420,34 @@ static void migration_families(void)
     fattn_store_close(&s);
 }
 
+/* A sink that counts what reaches it (fattn_store_user_sql). */
+typedef struct sql_count {
+    int begun, ncols;
+    useconds_t sleep_us; /* in each row: a slow reader */
+    long rows;
+    char first[32], second[32];
+} sql_count;
+
+static void count_begin(void *arg, int ncols, const char *const *names)
+{
+    (void)names;
+    sql_count *n = arg;
+    ++n->begun, n->ncols = ncols;
+}
+
+static void count_row(void *arg, const char *const *cells, const unsigned char *numeric)
+{
+    (void)numeric;
+    sql_count *n = arg;
+    if (n->sleep_us)
+        usleep(n->sleep_us);
+    if (!n->rows++) {
+        snprintf(n->first, sizeof n->first, "%s", cells[0] ? cells[0] : "NULL");
+        if (n->ncols > 1)
+            snprintf(n->second, sizeof n->second, "%s", cells[1] ? cells[1] : "NULL");
+    }
+}
+
 /* Every named read prepares and runs on the latest schema (a column
  * misspelt in a read no test's data reaches is caught); a user's statement
  * is one read-only statement, the reason functions there on every
@@ -423,17 +466,44 @@ static void named_reads(void)
         CHECK(step == SQLITE_ROW || step == SQLITE_DONE);
         sqlite3_finalize(st);
     }
-    fattn_rows rows;
-    CHECK_INT(fattn_store_user_sql(s, "SELECT fattn_fix('spills') IS NOT NULL, 2 ; ", 0, &rows), FATTN_OK);
-    CHECK(rows.nrows == 1 && rows.ncols == 2 && !strcmp(rows.cells[0][0], "1"));
-    fattn_rows_release(&rows);
-    CHECK_INT(fattn_store_user_sql(s, "SELECT 1; SELECT 2", 0, &rows), FATTN_EUSAGE);
-    CHECK_INT(fattn_store_user_sql(s, "DELETE FROM studies", 0, &rows), FATTN_EUSAGE);
-    CHECK_INT(fattn_store_user_sql(s, "ATTACH 'x.db' AS x", 0, &rows), FATTN_EUSAGE);
-    CHECK_INT(fattn_store_user_sql(s, "PRAGMA journal_mode = DELETE", 0, &rows), FATTN_EUSAGE);
-    CHECK_INT(fattn_store_user_sql(s, "PRAGMA table_info(trials)", 0, &rows), FATTN_OK);
-    CHECK(rows.nrows > 10);
-    fattn_rows_release(&rows);
+    sql_count n = {0};
+    const fattn_row_sink sink = {count_begin, count_row, &n};
+    CHECK_INT(fattn_store_user_sql(s, "SELECT fattn_fix('spills') IS NOT NULL, 2 ; ", 0, &sink), FATTN_OK);
+    CHECK(n.begun == 1 && n.rows == 1 && n.ncols == 2 && !strcmp(n.first, "1"));
+    const char *refused[] = {"SELECT 1; SELECT 2", "DELETE FROM studies", "ATTACH 'x.db' AS x",
+                             "PRAGMA journal_mode = DELETE"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        n = (sql_count){0};
+        CHECK_INT(fattn_store_user_sql(s, refused[i], 0, &sink), FATTN_EUSAGE);
+        CHECK_INT(n.begun, 0); /* refused before a row is handed on */
+    }
+    n = (sql_count){0};
+    CHECK_INT(fattn_store_user_sql(s, "PRAGMA table_info(trials)", 0, &sink), FATTN_OK);
+    CHECK(n.rows > 10);
+    /* Rows stream: a million of them reach the sink one at a time. */
+    n = (sql_count){0};
+    CHECK_INT(fattn_store_user_sql(s,
+                                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) "
+                                   "SELECT x, 1e308 * 10 FROM c",
+                                   0, &sink),
+              FATTN_OK);
+    CHECK(n.rows == 1000000 && n.ncols == 2 && !strcmp(n.first, "1") && !strcmp(n.second, "inf"));
+    /* The timeout counts SQLite's work, not the sink's: a slow reader of
+     * the output (a pager) does not stop a quick statement. */
+    n = (sql_count){.sleep_us = 400000};
+    CHECK_INT(fattn_store_user_sql(s,
+                                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000) "
+                                   "SELECT x FROM c WHERE x % 100000 = 0",
+                                   600, &sink),
+              FATTN_OK);
+    CHECK(n.rows == 3);
+    /* Stopped by the timeout: the rows before the stop were handed on. */
+    n = (sql_count){0};
+    CHECK_INT(fattn_store_user_sql(s, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
+                                   200, &sink),
+              FATTN_EFAIL);
+    CHECK(n.rows > 0);
+    CHECK_CONTAINS(fattn_last_error(), "--sql: stopped after 0.2 s (--sql-timeout)");
     fattn_store_close(&s);
 }
 

@@ -53,6 +53,54 @@ static void from_sqlite(void)
     sqlite3_close(db);
 }
 
+/* Rows printed as they come: a table sized by its first `hold` rows (a
+ * later, longer cell widens its own line only), CSV and JSON line by line;
+ * a non-finite number is null in JSON, never a bare inf. */
+static void streamed(void)
+{
+    const char *names[] = {"n", "what"};
+    const char *rows[][2] = {{"1", "a"}, {"22", "bb"}, {"333", "ccc"}, {"inf", "d"}};
+    const unsigned char num[] = {1, 0};
+    const char *want[] = {
+        "n   what\n--  ----\n 1  a\n22  bb\n333  ccc\ninf  d\n",
+        "n,what\n1,a\n22,bb\n333,ccc\ninf,d\n",
+        "[\n  {\n    \"n\": 1,\n    \"what\": \"a\"\n  },\n  {\n    \"n\": 22,\n    \"what\": \"bb\"\n  },\n"
+        "  {\n    \"n\": 333,\n    \"what\": \"ccc\"\n  },\n  {\n    \"n\": null,\n    \"what\": \"d\"\n  }\n]\n",
+    };
+    const int formats[] = {FATTN_FMT_TABLE, FATTN_FMT_CSV, FATTN_FMT_JSON};
+    for (int k = 0; k < 3; ++k) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        fattn_printer *p = fattn_printer_open(f, formats[k], 0, 2, 2, names);
+        for (int i = 0; i < 4; ++i) {
+            fattn_printer_row(p, rows[i], num);
+            if (i == 2 && formats[k] != FATTN_FMT_TABLE) { /* nothing held back */
+                fflush(f);
+                CHECK(strstr(buf, "333") != NULL);
+            }
+        }
+        fattn_printer_close(&p);
+        CHECK(p == NULL);
+        fclose(f);
+        CHECK_STR(buf, want[k]);
+        free(buf);
+    }
+    /* A JSON result cut short (a timeout) is still an array. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fattn_printer *p = fattn_printer_open(f, FATTN_FMT_JSON, 0, 0, 2, names);
+    fattn_printer_close(&p);
+    fclose(f);
+    CHECK_STR(buf, "[]\n");
+    free(buf);
+    CHECK(fattn_json_number_text("-1.5e+3") && fattn_json_number_text("0") && !fattn_json_number_text("inf")
+          && !fattn_json_number_text("-Inf") && !fattn_json_number_text("nan") && !fattn_json_number_text("1.")
+          && !fattn_json_number_text(".5") && !fattn_json_number_text("+1") && !fattn_json_number_text("01")
+          && !fattn_json_number_text("0x10") && !fattn_json_number_text(""));
+}
+
 static void cut_and_record(void)
 {
     const char *names[] = {"key", "detail"};
@@ -110,6 +158,7 @@ static void json_escapes(void)
 int main(void)
 {
     T_RUN(from_sqlite);
+    T_RUN(streamed);
     T_RUN(cut_and_record);
     T_RUN(json_escapes);
     return t_exit();

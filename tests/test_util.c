@@ -4,6 +4,7 @@
  * and the quiet flags (a reader that quiets a parser hands the caller's flag
  * back as it found it).
  */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -126,9 +127,9 @@ static void quiet_kept(void)
     static const char *bad[] = {
         "# fattn-tune landscape 1\n# arch: sm_90\n# shape: 2,x,512,64\nkey,status,reason,median_us,p10_us,p90_us\n",
         "# fattn-tune landscape 1\n# arch: sm_90\n# shape: 2,8,512,64\nkey,status,reason,median_us,p10_us,p90_us\n"
-        "bm99-zz1,ok,,1,1,1\n",
+        "\n\nbm99-zz1,ok,,1,1,1\n",
     };
-    static const char *said[] = {"malformed shape", "malformed entry"};
+    static const char *said[] = {"malformed shape", "line 7: field key is 'bm99-zz1'"}; /* blank lines counted */
     fattn_error_set_quiet(1); /* print nothing whatever the thread's flag */
     char path[] = "/tmp/fattn-test-util-XXXXXX";
     int fd = mkstemp(path);
@@ -151,8 +152,8 @@ static void quiet_kept(void)
 
 /* Process tags: this process runs; a tag whose start time is another's, or
  * whose pid is gone, does not; another host's cannot be told. */
-/* Text files: a NUL byte is refused where it is, an endless stream at the
- * limit, a pipe read whole. */
+/* Text files: a NUL byte is refused where it is, a file past the limit at
+ * once, and anything but a regular file without reading it. */
 static void text_files(void)
 {
     fattn_error_set_quiet(1);
@@ -166,7 +167,8 @@ static void text_files(void)
     CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
     CHECK(strstr(fattn_last_error(), "byte 8 is NUL") != NULL);
     CHECK_INT(fattn_read_file("/dev/zero", "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
-    CHECK(strstr(fattn_last_error(), "byte 0 is NUL") != NULL);
+    CHECK_STR(fattn_last_error(),
+              "cannot read space file /dev/zero: it is a character device; expected a regular file");
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     fputs("hello\n", f);
@@ -178,14 +180,21 @@ static void text_files(void)
     CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
     CHECK(strstr(fattn_last_error(), "over the limit of 16 MiB") != NULL);
     unlink(path);
-    /* A stream without NUL and without end: "yes" through a pipe. */
+    /* A pipe (endless: "yes") and a FIFO without a writer (it would block
+     * forever): refused at once, before a byte is read. */
     FILE *p = popen("yes 2>/dev/null", "r");
     CHECK(p != NULL);
     char dev[64];
     snprintf(dev, sizeof dev, "/proc/self/fd/%d", fileno(p));
     CHECK_INT(fattn_read_file(dev, "landscape file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
-    CHECK(strstr(fattn_last_error(), "over the limit of 16 MiB") != NULL);
+    CHECK(strstr(fattn_last_error(), ": it is a FIFO; expected a regular file") != NULL);
     pclose(p);
+    CHECK(mkfifo(path, 0600) == 0);
+    double t0 = fattn_now_ms();
+    CHECK_INT(fattn_read_file(path, "space file", FATTN_EUSAGE, &text, &len), FATTN_EUSAGE);
+    CHECK(fattn_now_ms() - t0 < 5000 * t_slowdown());
+    CHECK(strstr(fattn_last_error(), ": it is a FIFO; expected a regular file") != NULL);
+    unlink(path);
     fattn_error_set_quiet(0);
 }
 

@@ -231,7 +231,54 @@ static void replay(void)
     fputs("bm64-bn64,ok,,fast,1,2\n", f);
     fclose(f);
     CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_EUSAGE);
-    CHECK_CONTAINS(fattn_last_error(), "line 13: malformed entry");
+    CHECK_CONTAINS(fattn_last_error(), "line 13: field median_us is 'fast'; expected a time in microseconds");
+    /* Each implausible line named by its line and field (the file's first 12
+     * lines are good: line 13 is the one added). */
+    static const struct {
+        const char *line, *said;
+    } bad[] = {
+        {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1,compiled,,,,", "line 13: field status is 'compiled'; expected ok, "
+                                                            "rejected or error"},
+        {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1,ok,,6.1,6.0,6.3", "line 13: field key bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 "
+                                                               "is given on line 9 as well"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,6.1,6.5,6.9", "line 13: field p10_us is 6.5, above the median 6.1"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,6.1,6.0,6.05", "line 13: field p90_us is 6.05, below the median 6.1"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,1e308,1e308,1e308", "line 13: field median_us is '1e308'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,1e-300,1e-300,1e-300", "line 13: field median_us is '1e-300'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,inf,inf,inf", "line 13: field median_us is 'inf'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,-6,-7,-5", "line 13: field median_us is '-6'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,0,0,0", "line 13: field median_us is '0'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,6.1,6.0,", "line 13: field p90_us is empty"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,rejected,timeout,nan,,", "line 13: field median_us is 'nan'"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,ok,,6", "line 13: 4 fields; expected 6"},
+        {"bm32-bn32-bk16-w2-s1-u1-cp1-sw1-h1,rejected,a_reason_of_more_than_thirty_one,,,",
+         "line 13: field reason is 32 characters"},
+    };
+    char *good = NULL;
+    size_t good_len = 0;
+    {
+        FILE *g = fopen(path, "r");
+        CHECK(g != NULL);
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, g);
+        fclose(g);
+        good = fattn_xstrndup(buf, n);
+        good_len = strlen(good) - strlen("bm64-bn64,ok,,fast,1,2\n");
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        f = fopen(path, "w");
+        fprintf(f, "%.*s%s\n", (int)good_len, good, bad[i].line);
+        fclose(f);
+        CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_EUSAGE);
+        CHECK_CONTAINS(fattn_last_error(), bad[i].said);
+    }
+    free(good);
+    /* The causal line is 0 or 1. */
+    f = fopen(path, "w");
+    fputs("# fattn-tune landscape 1\n# arch: sm_90\n# causal: 99999999999\n# shape: 2,8,512,64\n", f);
+    fclose(f);
+    CHECK_INT(fattn_evaluator_open_replay(path, &s, &fattn_family_mma, &e), FATTN_EUSAGE);
+    CHECK_CONTAINS(fattn_last_error(), "line 3: field causal is '99999999999'; expected 0 or 1");
     /* The family line names a known family. */
     f = fopen(path, "w");
     fputs("# fattn-tune landscape 1\n# arch: sm_90\n# family: nosuch\n# shape: 2,8,512,64\n", f);

@@ -124,6 +124,28 @@ static int print_view(fattn_store *s, const fattn_view *v, const query_opts *o, 
     return rc;
 }
 
+/* query --sql's rows, printed as they come: a table sized by its first
+ * SQL_TABLE_HOLD rows, so that memory stays bounded whatever the count. */
+#define SQL_TABLE_HOLD 1000
+
+typedef struct sql_out {
+    FILE *f;
+    int format;
+    fattn_printer *p;
+} sql_out;
+
+static void sql_begin(void *arg, int ncols, const char *const *names)
+{
+    sql_out *so = arg;
+    so->p =
+        fattn_printer_open(so->f, so->format, so->format == FATTN_FMT_TABLE ? 100 : 0, SQL_TABLE_HOLD, ncols, names);
+}
+
+static void sql_row(void *arg, const char *const *cells, const unsigned char *numeric)
+{
+    fattn_printer_row(((sql_out *)arg)->p, cells, numeric);
+}
+
 int cmd_query(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
@@ -158,10 +180,9 @@ int cmd_query(int argc, char **argv, cli_common *c)
     if ((rc = cli_open_db(c, &s)) || (rc = fattn_outfile_open(&out, o.output)))
         goto out;
     if (o.sql) {
-        fattn_rows rows;
-        if (!(rc = fattn_store_user_sql(s, o.sql, o.sql_timeout_ms, &rows)))
-            fattn_rows_print(out.f, &rows, o.format, o.format == FATTN_FMT_TABLE ? 100 : 0);
-        fattn_rows_release(&rows);
+        sql_out so = {.f = out.f, .format = o.format};
+        rc = fattn_store_user_sql(s, o.sql, o.sql_timeout_ms, &(fattn_row_sink){sql_begin, sql_row, &so});
+        fattn_printer_close(&so.p); /* a JSON result stopped by --sql-timeout still closed */
     } else if (!(rc = fattn_view_subject(s, v, o.study, o.run, trial, &id))) {
         rc = v->of == FATTN_VIEW_OF_LANDSCAPE ? fattn_export_landscape(s, id, out.f)
                                               : print_view(s, v, &o, id, out.f, c->quiet);

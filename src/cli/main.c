@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "run/engine.h"
@@ -129,7 +130,21 @@ static int run(int argc, char **argv)
     common.db_mode = c->flags & CMD_WRITES_DB    ? FATTN_DB_WRITE
                      : c->flags & CMD_UPDATES_DB ? FATTN_DB_UPDATE
                                                  : FATTN_DB_READ;
-    return c->fn(argc - i, argv + i, &common);
+    /* The default database is relative to the working folder: say where
+     * one was created, once. */
+    struct stat st;
+    int had_default = stat(FATTN_DEFAULT_DB, &st) == 0;
+    int rc = c->fn(argc - i, argv + i, &common);
+    if (!had_default && !common.quiet && !strcmp(common.db_path, FATTN_DEFAULT_DB)
+        && stat(FATTN_DEFAULT_DB, &st) == 0) {
+        char *abs = realpath(FATTN_DEFAULT_DB, NULL);
+        fprintf(stderr,
+                "fattn-tune: note: created the database %s (the default, in the working folder; --db PATH "
+                "names another)\n",
+                abs ? abs : FATTN_DEFAULT_DB);
+        free(abs);
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -98,8 +98,9 @@ static int nvrtc_fail(const char *what, nvrtcResult r)
     return fattn_error(FATTN_EFAIL, "NVRTC %s failed: %s", what, nvrtcGetErrorString(r));
 }
 
-int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int want_ptx, fattn_nvrtc_result *out)
+int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int flags, fattn_nvrtc_result *out)
 {
+    const char *argv[FATTN_MAX_OPTIONS + 1];
     nvrtcProgram prog = NULL;
     nvrtcResult r;
     int rc = FATTN_OK;
@@ -111,7 +112,11 @@ int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int
                            (const char *const *)src->header_names);
     if (r != NVRTC_SUCCESS)
         return nvrtc_fail("program creation", r);
-    nvrtcResult cr = nvrtcCompileProgram(prog, o->n, (const char *const *)o->argv);
+    int argc = o->n;
+    memcpy(argv, o->argv, (size_t)o->n * sizeof *argv);
+    if (flags & FATTN_NVRTC_SYNTAX_ONLY)
+        argv[argc++] = "--fdevice-syntax-only";
+    nvrtcResult cr = nvrtcCompileProgram(prog, argc, argv);
     if (cr != NVRTC_SUCCESS && cr != NVRTC_ERROR_COMPILATION) {
         rc = nvrtc_fail("compilation", cr);
         goto out;
@@ -127,7 +132,9 @@ int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int
         goto out;
     }
     out->log[n] = '\0';
-    if (cr == NVRTC_SUCCESS) {
+    if (cr == NVRTC_SUCCESS && (flags & FATTN_NVRTC_SYNTAX_ONLY)) {
+        out->ok = 1;
+    } else if (cr == NVRTC_SUCCESS) {
         if ((r = nvrtcGetCUBINSize(prog, &out->cubin_size)) != NVRTC_SUCCESS) {
             rc = nvrtc_fail("cubin size", r);
             goto out;
@@ -137,7 +144,7 @@ int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int
             rc = nvrtc_fail("cubin", r);
             goto out;
         }
-        if (want_ptx) {
+        if (flags & FATTN_NVRTC_PTX) {
             if ((r = nvrtcGetPTXSize(prog, &n)) != NVRTC_SUCCESS) {
                 rc = nvrtc_fail("PTX size", r);
                 goto out;
@@ -157,6 +164,20 @@ out:
     if (rc)
         fattn_nvrtc_result_release(out);
     return rc;
+}
+
+void fattn_nvrtc_first_error(const char *log, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (memmem(line, len, "error:", 6) || memmem(line, len, "error #", 7)) {
+            snprintf(out, n, "%.*s", (int)len, line);
+            return;
+        }
+        line = end ? end + 1 : NULL;
+    }
 }
 
 void fattn_nvrtc_result_release(fattn_nvrtc_result *r)

@@ -52,9 +52,19 @@ typedef struct fattn_nvrtc_result {
     double ms; /* wall time of the compile */
 } fattn_nvrtc_result;
 
-/* Compiles; a compilation error is a result (ok = 0, log), a failure of
- * NVRTC itself returns FATTN_EFAIL with the message recorded. */
-int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int want_ptx, fattn_nvrtc_result *out);
+enum {
+    FATTN_NVRTC_PTX = 1,         /* keep the PTX as well */
+    FATTN_NVRTC_SYNTAX_ONLY = 2, /* the front end only (-fdevice-syntax-only): a log, no cubin */
+};
+
+/* Compiles with `flags` (FATTN_NVRTC_*); a compilation error is a result
+ * (ok = 0, log), a failure of NVRTC itself returns FATTN_EFAIL with the
+ * message recorded. */
+int fattn_nvrtc_compile(const fattn_kernel_src *src, const fattn_options *o, int flags, fattn_nvrtc_result *out);
+
+/* The first line of an NVRTC log that reports an error ("file(12): error:
+ * ..."), copied into out without its newline; "" when there is none. */
+void fattn_nvrtc_first_error(const char *log, char *out, size_t n);
 void fattn_nvrtc_result_release(fattn_nvrtc_result *r);
 
 /* "13.0" */

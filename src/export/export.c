@@ -643,7 +643,10 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
     best *b = fattn_xcalloc((size_t)n, sizeof *b);
     int rc = FATTN_OK, loaded = 0;
     for (; loaded < n && !rc; ++loaded) {
-        if ((rc = fattn_study_exists(s, studies[loaded])))
+        for (int j = 0; !rc && j < loaded; ++j)
+            if (studies[j] == studies[loaded])
+                rc = fattn_error(FATTN_EUSAGE, "--study %lld is given twice; expected each study once", studies[j]);
+        if (rc || (rc = fattn_study_exists(s, studies[loaded])))
             break;
         rc = load_best(s, studies[loaded], &b[loaded]);
         for (int j = 0; !rc && j < loaded; ++j)

@@ -65,8 +65,9 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out);
 int fattn_export_kernel_check(fattn_store *s, long long study, const fattn_kernel_src *src, int allow_change,
                               FILE *log);
 
-/* A study as the landscape the replay evaluator reads (run/landscape.h):
- * every trial's verdict and times. */
+/* A search study as the landscape the replay evaluator reads
+ * (run/landscape.h): each configuration's last verdict and times. Another
+ * study (compile: nothing measured) is a usage error. */
 int fattn_export_landscape(fattn_store *s, long long study, FILE *out);
 
 #endif

@@ -1,8 +1,10 @@
 /*
- * landscape.c - a study as a landscape (run/landscape.h), the file the
- * replay evaluator reads: the header from the study, one line per trial.
+ * landscape.c - a search study as a landscape (run/landscape.h), the file
+ * the replay evaluator reads: the header from the study, one line per
+ * configuration (its last trial: a study taken up may hold several).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "export/export.h"
 #include "run/landscape.h"
@@ -19,6 +21,15 @@ int fattn_export_landscape(fattn_store *s, long long study, FILE *out)
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
         return fattn_store_fail(s, "cannot read the study");
+    }
+    const char *command = (const char *)sqlite3_column_text(st, 9);
+    if (command && strcmp(command, "search")) {
+        int rc2 = fattn_error(FATTN_EUSAGE,
+                              "query landscape: study %lld is a %s study, which measured nothing; a landscape holds "
+                              "a search's verdicts and times (fattn-tune query lists the studies; pass --study N)",
+                              study, command);
+        sqlite3_finalize(st);
+        return rc2;
     }
     fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
                          sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};

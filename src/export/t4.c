@@ -21,6 +21,7 @@
 #include "export/table.h"
 #include "store/read.h"
 #include "util/err.h"
+#include "util/escape.h"
 
 static const char *invalidity(const char *status, const char *reason)
 {
@@ -92,31 +93,40 @@ int fattn_export_t4(fattn_store *s, long long study, FILE *out)
         double validation = sqlite3_column_double(st, 23), benchmark = sqlite3_column_double(st, 24);
         int phases = sqlite3_column_type(st, 23) != SQLITE_NULL && sqlite3_column_type(st, 24) != SQLITE_NULL;
         double framework = phases ? run - validation - benchmark : 0;
-        fprintf(out,
-                "}, \"objectives\": [\"time\"], \"times\": {\"compilation\": %.6g, \"benchmark\": %.6g, "
-                "\"framework\": %.6g, \"search_algorithm\": %.6g, \"validation\": %.6g, \"runtimes\": [",
-                compile > 0 ? compile : 0.0, benchmark, framework > 0 ? framework : 0.0, sqlite3_column_double(st, 25),
-                validation);
+        const double times[5] = {compile > 0 ? compile : 0.0, benchmark, framework > 0 ? framework : 0.0,
+                                 sqlite3_column_double(st, 25), validation};
+        static const char *const names[5] = {"compilation", "benchmark", "framework", "search_algorithm", "validation"};
+        fputs("}, \"objectives\": [\"time\"], \"times\": {", out);
+        for (int k = 0; k < 5; ++k) {
+            fprintf(out, "%s\"%s\": ", k ? ", " : "", names[k]);
+            fattn_json_number(out, times[k]);
+        }
+        fputs(", \"runtimes\": [", out);
         const unsigned char *samples = sqlite3_column_text(st, 22);
         /* Per-launch samples, microseconds stored, milliseconds written. */
         for (const char *p = samples ? (const char *)samples : ""; *p;) {
             char *end;
             double us = strtod(p, &end);
-            fprintf(out, "%s%.6g", p == (const char *)samples ? "" : ", ", us / 1000.0);
+            fputs(p == (const char *)samples ? "" : ", ", out);
+            fattn_json_number(out, us / 1000.0);
             p = *end == ',' ? end + 1 : end + strlen(end);
         }
         fputc(']', out);
         fprintf(out, "}, \"invalidity\": \"%s\", \"correctness\": %d, \"measurements\": [", inv,
                 !strcmp(inv, "correct") ? 1 : 0);
         if (!strcmp(inv, "correct")) {
-            fprintf(out,
-                    "{\"name\": \"time\", \"value\": %.6g, \"unit\": \"ms\"}, {\"name\": \"TFLOP/s\", \"value\": %.6g, "
-                    "\"unit\": \"TFLOP/s\"}, {\"name\": \"GB/s\", \"value\": %.6g, \"unit\": \"GB/s\"}",
-                    sqlite3_column_double(st, 17) / 1000.0, sqlite3_column_double(st, 18),
-                    sqlite3_column_double(st, 19));
-            if (sqlite3_column_type(st, 20) != SQLITE_NULL)
-                fprintf(out, ", {\"name\": \"max_abs_err\", \"value\": %.6g, \"unit\": \"\"}",
-                        sqlite3_column_double(st, 20));
+            fputs("{\"name\": \"time\", \"value\": ", out);
+            fattn_json_number(out, sqlite3_column_double(st, 17) / 1000.0);
+            fputs(", \"unit\": \"ms\"}, {\"name\": \"TFLOP/s\", \"value\": ", out);
+            fattn_json_number(out, sqlite3_column_double(st, 18));
+            fputs(", \"unit\": \"TFLOP/s\"}, {\"name\": \"GB/s\", \"value\": ", out);
+            fattn_json_number(out, sqlite3_column_double(st, 19));
+            fputs(", \"unit\": \"GB/s\"}", out);
+            if (sqlite3_column_type(st, 20) != SQLITE_NULL) {
+                fputs(", {\"name\": \"max_abs_err\", \"value\": ", out);
+                fattn_json_number(out, sqlite3_column_double(st, 20));
+                fputs(", \"unit\": \"\"}", out);
+            }
         } else if (reason) {
             fputs("{\"name\": \"reason\", \"value\": ", out);
             fattn_json_string(out, reason);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/err.h"
+#include "util/escape.h"
 
 int fattn_format_parse(const char *s, const char *option, int *out)
 {
@@ -40,7 +41,7 @@ static void csv_cell(FILE *f, const char *s)
 
 static void json_value(FILE *f, const char *s, int numeric)
 {
-    if (!s)
+    if (!s || (numeric && !fattn_json_number_text(s))) /* "inf": SQLite's REAL may be infinite */
         fputs("null", f);
     else if (numeric)
         fputs(s, f);
@@ -48,14 +49,15 @@ static void json_value(FILE *f, const char *s, int numeric)
         fattn_json_string(f, s);
 }
 
-static void json_object(FILE *f, const fattn_rows *r, int row, const char *indent)
+static void json_object(FILE *f, int ncols, char *const *names, const char *const *cells, const unsigned char *numeric,
+                        const char *indent)
 {
     fputc('{', f);
-    for (int c = 0; c < r->ncols; ++c) {
+    for (int c = 0; c < ncols; ++c) {
         fprintf(f, "%s\n%s  ", c ? "," : "", indent);
-        fattn_json_string(f, r->names[c]);
+        fattn_json_string(f, names[c]);
         fputs(": ", f);
-        json_value(f, r->cells[row][c], r->numeric[row][c]);
+        json_value(f, cells[c], numeric[c]);
     }
     fprintf(f, "\n%s}", indent);
 }
@@ -80,78 +82,128 @@ static void print_cell(FILE *f, const char *s, int width, int right, int max_wid
     free(t);
 }
 
-void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width)
+struct fattn_printer {
+    FILE *f;
+    int format, max_width, hold;
+    fattn_rows held; /* names; for a table, the rows that size its columns */
+    int *w;          /* column widths, once the table's head is printed */
+    long long printed;
+};
+
+static void csv_row(FILE *f, int ncols, const char *const *cells)
 {
-    if (format == FATTN_FMT_CSV) {
-        for (int c = 0; c < r->ncols; ++c) {
-            if (c)
-                fputc(',', f);
-            csv_cell(f, r->names[c]);
-        }
-        fputc('\n', f);
-        for (int i = 0; i < r->nrows; ++i) {
-            for (int c = 0; c < r->ncols; ++c) {
-                if (c)
-                    fputc(',', f);
-                csv_cell(f, r->cells[i][c]);
-            }
-            fputc('\n', f);
-        }
-        return;
+    for (int c = 0; c < ncols; ++c) {
+        if (c)
+            fputc(',', f);
+        csv_cell(f, cells[c]);
     }
-    if (format == FATTN_FMT_JSON) {
-        fputc('[', f);
-        for (int i = 0; i < r->nrows; ++i) {
-            fputs(i ? ",\n  " : "\n  ", f);
-            json_object(f, r, i, "  ");
-        }
-        fputs(r->nrows ? "\n]\n" : "]\n", f);
-        return;
-    }
-    int *w = fattn_xcalloc((size_t)(r->ncols ? r->ncols : 1), sizeof *w);
-    for (int c = 0; c < r->ncols; ++c) {
-        w[c] = (int)strlen(r->names[c]);
-        for (int i = 0; i < r->nrows; ++i) {
-            int len = r->cells[i][c] ? (int)strlen(r->cells[i][c]) : 0;
-            if (max_width > 3 && len > max_width)
-                len = max_width;
-            if (len > w[c])
-                w[c] = len;
-        }
-    }
-    /* Each line is built in memory so that trailing blanks can be cut. */
+    fputc('\n', f);
+}
+
+/* One line of the table (i: -2 the names, -1 the rule, else cells); trailing
+ * blanks cut. */
+static void table_line(fattn_printer *p, int i, const char *const *cells, const unsigned char *numeric)
+{
     char *line = NULL;
     size_t len = 0;
-    for (int i = -2; i < r->nrows; ++i) {
-        FILE *m = open_memstream(&line, &len);
-        for (int c = 0; c < r->ncols; ++c) {
-            int last = c + 1 == r->ncols;
-            if (i == -2) {
-                print_cell(m, r->names[c], w[c], 0, 0);
-            } else if (i == -1) {
-                for (int k = 0; k < w[c]; ++k)
-                    fputc('-', m);
-            } else {
-                print_cell(m, r->cells[i][c], w[c], r->numeric[i][c], max_width);
-            }
-            if (!last)
-                fputs("  ", m);
-        }
-        fclose(m);
-        while (len && line[len - 1] == ' ')
-            line[--len] = '\0';
-        fputs(line, f);
-        fputc('\n', f);
-        free(line);
-        line = NULL;
+    FILE *m = open_memstream(&line, &len);
+    for (int c = 0; c < p->held.ncols; ++c) {
+        if (i == -2)
+            print_cell(m, p->held.names[c], p->w[c], 0, 0);
+        else if (i == -1)
+            for (int k = 0; k < p->w[c]; ++k)
+                fputc('-', m);
+        else
+            print_cell(m, cells[c], p->w[c], numeric[c], p->max_width);
+        if (c + 1 < p->held.ncols)
+            fputs("  ", m);
     }
-    free(w);
+    fclose(m);
+    while (len && line[len - 1] == ' ')
+        line[--len] = '\0';
+    fputs(line, p->f);
+    fputc('\n', p->f);
+    free(line);
+}
+
+/* The table's head and the held rows, the columns sized by them. */
+static void table_flush(fattn_printer *p)
+{
+    fattn_rows *r = &p->held;
+    p->w = fattn_xcalloc((size_t)(r->ncols ? r->ncols : 1), sizeof *p->w);
+    for (int c = 0; c < r->ncols; ++c) {
+        p->w[c] = (int)strlen(r->names[c]);
+        for (int i = 0; i < r->nrows; ++i) {
+            int len = r->cells[i][c] ? (int)strlen(r->cells[i][c]) : 0;
+            if (p->max_width > 3 && len > p->max_width)
+                len = p->max_width;
+            if (len > p->w[c])
+                p->w[c] = len;
+        }
+    }
+    table_line(p, -2, NULL, NULL);
+    table_line(p, -1, NULL, NULL);
+    for (int i = 0; i < r->nrows; ++i)
+        table_line(p, i, (const char *const *)r->cells[i], r->numeric[i]);
+    fattn_rows_clear(r);
+}
+
+fattn_printer *fattn_printer_open(FILE *f, int format, int max_width, int hold, int ncols, const char *const *names)
+{
+    fattn_printer *p = fattn_xcalloc(1, sizeof *p);
+    p->f = f, p->format = format, p->max_width = max_width, p->hold = hold;
+    fattn_rows_init(&p->held, ncols, names);
+    if (format == FATTN_FMT_CSV)
+        csv_row(f, ncols, names);
+    else if (format == FATTN_FMT_JSON)
+        fputc('[', f);
+    return p;
+}
+
+void fattn_printer_row(fattn_printer *p, const char *const *cells, const unsigned char *numeric)
+{
+    if (p->format == FATTN_FMT_CSV) {
+        csv_row(p->f, p->held.ncols, cells);
+    } else if (p->format == FATTN_FMT_JSON) {
+        fputs(p->printed ? ",\n  " : "\n  ", p->f);
+        json_object(p->f, p->held.ncols, p->held.names, cells, numeric, "  ");
+    } else if (p->w) {
+        table_line(p, 0, cells, numeric);
+    } else {
+        fattn_rows_add(&p->held, cells, numeric);
+        if (p->hold > 0 && p->held.nrows >= p->hold)
+            table_flush(p);
+    }
+    ++p->printed;
+}
+
+void fattn_printer_close(fattn_printer **pp)
+{
+    fattn_printer *p = *pp;
+    if (!p)
+        return;
+    if (p->format == FATTN_FMT_JSON)
+        fputs(p->printed ? "\n]\n" : "]\n", p->f);
+    else if (p->format == FATTN_FMT_TABLE && !p->w)
+        table_flush(p);
+    fattn_rows_release(&p->held);
+    free(p->w);
+    free(p);
+    *pp = NULL;
+}
+
+void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width)
+{
+    fattn_printer *p = fattn_printer_open(f, format, max_width, 0, r->ncols, (const char *const *)r->names);
+    for (int i = 0; i < r->nrows; ++i)
+        fattn_printer_row(p, (const char *const *)r->cells[i], r->numeric[i]);
+    fattn_printer_close(&p);
 }
 
 void fattn_rows_print_record(FILE *f, const fattn_rows *r, int row, int format)
 {
     if (format == FATTN_FMT_JSON) {
-        json_object(f, r, row, "");
+        json_object(f, r->ncols, r->names, (const char *const *)r->cells[row], r->numeric[row], "");
         fputc('\n', f);
         return;
     }

@@ -19,6 +19,16 @@ int fattn_format_parse(const char *s, const char *option, int *out);
  * with "...". */
 void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width);
 
+/* Prints rows as they come, holding none but, for a table, the first `hold`
+ * (0: all), which size its columns (a later, longer cell widens its line
+ * only). CSV's header and JSON's '[' are printed at open; close prints what
+ * is held and ends the JSON array, so that a result cut short (a timeout)
+ * is still well-formed. */
+typedef struct fattn_printer fattn_printer;
+fattn_printer *fattn_printer_open(FILE *f, int format, int max_width, int hold, int ncols, const char *const *names);
+void fattn_printer_row(fattn_printer *p, const char *const *cells, const unsigned char *numeric);
+void fattn_printer_close(fattn_printer **p);
+
 /* Prints one row as "name: value" lines (table), or as CSV/JSON. */
 void fattn_rows_print_record(FILE *f, const fattn_rows *r, int row, int format);
 

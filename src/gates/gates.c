@@ -232,15 +232,22 @@ static int is_pow2(int x)
 int fattn_gate_device_memory(const fattn_gate_input *in, fattn_verdict *v)
 {
     const fattn_shape *s = in->shape;
-    uint64_t need = fattn_shape_device_bytes(s, in->lim->input_sets);
-    char a[32], b[32];
+    uint64_t need;
+    int wrapped = fattn_shape_device_bytes(s, in->lim->input_sets, &need);
+    int pass = !wrapped && need <= in->lim->mem_budget;
+    char count[32], a[32], b[32];
+    if (wrapped) {
+        double approx = fattn_shape_device_bytes_approx(s, in->lim->input_sets);
+        snprintf(count, sizeof count, "about %.3g", approx);
+        fattn_format_size(approx, a, sizeof a);
+    } else {
+        snprintf(count, sizeof count, "%llu", (unsigned long long)need);
+        fattn_format_bytes(need, a, sizeof a);
+    }
     v->reason = FATTN_R_DEVICE_MEMORY;
-    fattn_format_bytes(need, a, sizeof a);
     fattn_format_bytes(in->lim->mem_budget, b, sizeof b);
-    return fattn_verdict_set(v, need <= in->lim->mem_budget,
-                             "%d input set(s) of Q, K, V + O + fp32 reference O = %llu bytes (%s) %s budget %s",
-                             in->lim->input_sets, (unsigned long long)need, a,
-                             need <= in->lim->mem_budget ? "within" : "over", b);
+    return fattn_verdict_set(v, pass, "%d input set(s) of Q, K, V + O + fp32 reference O = %s bytes (%s) %s budget %s",
+                             in->lim->input_sets, count, a, pass ? "within" : "over", b);
 }
 
 static int gate_device_memory(const gate_ctx *g, fattn_verdict *v)

@@ -67,11 +67,17 @@ int fattn_target_set(fattn_target *t, const char *name, const char *value);
 
 enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
 
-/* Validates and completes the target: parses the shape, resolves the arch
- * (from the GPU when none is named) and the shared-memory limit, loads the
- * space and reads the filter against it. `cmd` names the command in the
- * messages. */
+/* Validates and completes the target: parses the shape (refusing one over
+ * the device-memory budget), resolves the arch (from the GPU when none is
+ * named) and the shared-memory limit, loads the space and reads the filter
+ * against it. `cmd` names the command in the messages. */
 int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
+
+/* A usage error naming --shape and the device memory it needs (the count
+ * never wrapped) when that is over the budget for t->lim.input_sets input
+ * sets; FATTN_OK otherwise. `gpu_capped`: the budget is the GPU's memory
+ * (fattn_measure_plan), which no option raises: a failure (FATTN_EFAIL). */
+int fattn_target_check_memory(const fattn_target *t, int gpu_capped);
 
 /* Reorders surv[0..count) so that its first n entries are a seeded sample
  * of the survivors, in their stable order; returns how many that is
@@ -120,6 +126,13 @@ int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *m, cons
  * DETAIL; fix: FIX" (WHO: the key, or "candidate KEY"). */
 int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char *who);
 int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item);
+
+/* The kernel source checked for a break that fails every configuration
+ * (compile/probe.h) on the first of surv[0..n), the last and the middle one,
+ * before a study is written: FATTN_EFAIL naming the file and NVRTC's first
+ * error. */
+int fattn_probe_survivors(const fattn_target *t, const fattn_kernel_src *src, const char *include, const size_t *surv,
+                          size_t n);
 
 /* One trial in its own transaction (rolled back when it fails): a crash
  * loses at most the trial in flight. */

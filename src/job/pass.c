@@ -1,7 +1,9 @@
 /*
  * pass.c - one configuration through the static gates and through NVRTC
- * with the post-compile gates, a rejection being an error (job.h).
+ * with the post-compile gates, a rejection being an error; the kernel
+ * source probed on the survivors (job.h).
  */
+#include "compile/probe.h"
 #include "job/job.h"
 #include "util/err.h"
 
@@ -25,4 +27,16 @@ int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compi
     if (item->env_error)
         return fattn_error(FATTN_EFAIL, "%s: %s", who, item->env_msg);
     return item->reason ? rejected(who, item->reason, &item->verdict) : FATTN_OK;
+}
+
+int fattn_probe_survivors(const fattn_target *t, const fattn_kernel_src *src, const char *include, const size_t *surv,
+                          size_t n)
+{
+    fattn_config c[3];
+    const size_t at[3] = {0, n - 1, n / 2};
+    if (n < 2)
+        return FATTN_OK;
+    for (int i = 0; i < 3; ++i)
+        fattn_space_config(&t->space, surv[at[i]], &c[i]);
+    return fattn_kernel_probe(src, include, t->arch, &t->shape, c, n > 2 ? 3 : 2);
 }

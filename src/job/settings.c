@@ -3,6 +3,7 @@
  * as a command line or a file gives them: each value checked as it comes,
  * a mistake named by its option.
  */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -50,8 +51,10 @@ static int set_limit(fattn_target *t, unsigned bit, const char *name, const char
         break;
     case FATTN_GIVEN_MIN_COALESCING: rc = fraction(name, value, &t->lim.min_coalescing); break;
     case FATTN_GIVEN_MEM_BUDGET:
-        if (fattn_parse_bytes(value, &bytes) || bytes == 0)
-            return fattn_error(FATTN_EUSAGE, "--mem-budget '%s': expected a byte count such as 20000M or 64G", value);
+        /* At most 2^50 (1 PiB): a study's limits record (JSON, read as a double) keeps it exactly. */
+        if (fattn_parse_bytes(value, &bytes) || bytes == 0 || bytes > (1ull << 50))
+            return fattn_error(FATTN_EUSAGE,
+                               "--mem-budget '%s': expected a byte count from 1 to 2^50 such as 20000M or 64G", value);
         t->lim.mem_budget = bytes;
         break;
     case FATTN_GIVEN_MAX_SPILL_BYTES:
@@ -127,8 +130,11 @@ int fattn_measure_set(fattn_measure *m, const char *name, const char *value)
         return 1;
     }
     if (!strcmp(name, "kernel-timeout")) {
-        if (fattn_parse_duration(value, &m->timeout_ms) || m->timeout_ms <= 0)
-            return fattn_error(FATTN_EUSAGE, "--kernel-timeout '%s': expected a duration such as 10s or 2m", value);
+        /* Whole milliseconds, as the worker's watchdog counts them (an int). */
+        if (fattn_parse_duration(value, &m->timeout_ms) || m->timeout_ms < 1 || m->timeout_ms > 3600000)
+            return fattn_error(FATTN_EUSAGE,
+                               "--kernel-timeout '%s': expected a duration from 1ms to 60m, such as 10s or 2m", value);
+        m->timeout_ms = ceil(m->timeout_ms);
         return 1;
     }
     if (!strcmp(name, "setup-timeout")) {

@@ -78,6 +78,8 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
         if ((rc = fattn_shape_parse(t->shape_text, &t->shape)))
             return rc;
         t->shape.causal = t->causal;
+        if ((rc = fattn_target_check_memory(t, 0)))
+            return rc;
     }
     if (needs & FATTN_NEED_ARCH) {
         if ((rc = resolve_arch(t, cmd)) || (rc = resolve_smem_limit(t)))
@@ -93,6 +95,22 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
             return rc;
     }
     return FATTN_OK;
+}
+
+int fattn_target_check_memory(const fattn_target *t, int gpu_capped)
+{
+    fattn_verdict v;
+    fattn_gate_input in = {.shape = &t->shape, .lim = &t->lim};
+    if (fattn_gate_device_memory(&in, &v))
+        return FATTN_OK;
+    if (gpu_capped)
+        return fattn_error(FATTN_EFAIL,
+                           "--shape %s: does not fit this GPU: %s (90%% of its memory); expected a smaller shape",
+                           t->shape_text ? t->shape_text : "", v.detail);
+    return fattn_error(FATTN_EUSAGE,
+                       "--shape %s: does not fit the device-memory budget: %s; expected a smaller shape or a larger "
+                       "--mem-budget",
+                       t->shape_text ? t->shape_text : "", v.detail);
 }
 
 int fattn_sample_survivors(size_t *surv, size_t count, long n, long seed)

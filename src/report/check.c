@@ -9,6 +9,7 @@
 
 #include "export/table.h"
 #include "report/report.h"
+#include "util/misc.h"
 
 /* Every finding of one configuration (--config): the report, not only the
  * verdict's. */
@@ -44,8 +45,8 @@ void fattn_report_check_one(const fattn_sim_job *job, const fattn_sim_check *c, 
 void fattn_report_check(const fattn_check_report *r, const fattn_check_plan *p, int single, FILE *f)
 {
     fprintf(f, "sim run %lld: %s, kernel %.12s\n", r->run, p->what, r->kernel_hash);
-    fprintf(f, "%zu configuration%s checked in %.1f s (%zu host builds, %zu from the cache)\n", r->done,
-            r->done == 1 ? "" : "s", r->seconds, r->builds, r->cache_hits);
+    fprintf(f, "%zu configuration%s checked in %.1f s (%zu host build%s, %zu from the cache)\n", r->done,
+            r->done == 1 ? "" : "s", r->seconds, r->builds, r->builds == 1 ? "" : "s", r->cache_hits);
     const char *names[] = {"verdict", "count"};
     const unsigned char numeric[] = {0, 1};
     fattn_rows rows;
@@ -98,8 +99,9 @@ void fattn_report_check_progress(size_t done, size_t njobs, size_t failed, doubl
 {
     double rate = done / (elapsed_ms / 1000.0 + 1e-9);
     double eta = rate > 0 ? (double)(njobs - done) / rate : 0;
-    fprintf(f, "\r  checked %zu/%zu  failed %zu  %.2f/s  ETA %dm%02ds   ", done, njobs, failed, rate, (int)eta / 60,
-            (int)eta % 60);
+    char left[24];
+    fattn_format_eta(eta, left, sizeof left);
+    fprintf(f, "\r  checked %zu/%zu  failed %zu  %.2f/s  ETA %s   ", done, njobs, failed, rate, left);
     fflush(f);
 }
 

@@ -7,6 +7,7 @@
 
 #include "report/outcomes.h"
 #include "report/report.h"
+#include "util/misc.h"
 
 void fattn_report_search(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
                          const char *budget, double ran_ms, double budget_ms, FILE *f)
@@ -61,8 +62,10 @@ void fattn_report_search_progress(const fattn_tune_progress *p, int tty, double 
     double eta = per * (double)(p->candidates - p->tried) / 1000.0;
     if (deadline_ms > 0 && eta > (deadline_ms - now) / 1000.0) /* the budget ends it first */
         eta = deadline_ms > now ? (deadline_ms - now) / 1000.0 : 0;
-    fprintf(f, "%s%zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %dm%02ds%s",
+    char left[24];
+    fattn_format_eta(eta, left, sizeof left);
+    fprintf(f, "%s%zu/%zu tried  %zu measured  %d rejected  %zu errors  best %s %.3f us  ETA %s%s",
             tty ? "\r  " : "fattn-tune: ", p->tried, p->candidates, p->ok, rejected, p->errors,
-            p->best_us > 0 ? p->best_key : "-", p->best_us, (int)eta / 60, (int)eta % 60, tty ? "   " : "\n");
+            p->best_us > 0 ? p->best_key : "-", p->best_us, left, tty ? "   " : "\n");
     fflush(f);
 }

@@ -32,7 +32,14 @@ typedef struct fattn_landscape_entry {
     char status[16]; /* ok, rejected, error */
     char reason[32]; /* for rejected: numerics, runtime_fault, timeout, or a gate */
     double median_us, p10_us, p90_us;
+    int line; /* in the file */
 } fattn_landscape_entry;
+
+/* The times a landscape may hold, in microseconds: from a nanosecond (no
+ * kernel launch is shorter; a shorter time makes TFLOP/s infinite) to an
+ * hour. */
+#define FATTN_LANDSCAPE_MIN_US 1e-3
+#define FATTN_LANDSCAPE_MAX_US 3.6e9
 
 typedef struct fattn_landscape {
     char device[256];
@@ -44,7 +51,11 @@ typedef struct fattn_landscape {
     fattn_landscape_entry *e; /* sorted by key */
 } fattn_landscape;
 
-/* Reads a landscape file; a malformed one is a usage error naming the line. */
+/* Reads a landscape file. A malformed or implausible one is a usage error
+ * naming the line and the field: a key not of the file's family or given
+ * twice, a status other than ok, rejected or error, a time that is not a
+ * number from FATTN_LANDSCAPE_MIN_US to FATTN_LANDSCAPE_MAX_US, an ok entry without its three
+ * times or with them out of order (p10 <= median <= p90). */
 int fattn_landscape_load(const char *path, fattn_landscape *l);
 
 /* The entry for `key`, or NULL. */

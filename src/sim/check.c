@@ -73,7 +73,7 @@ typedef struct bufs {
 static size_t pick_rows(const fattn_shape *shape, int bm, const fattn_sim_inputs *in, size_t *rows)
 {
     size_t k = 0;
-    for (int bh = 0; bh < shape->batch * shape->heads; ++bh)
+    for (size_t bh = 0; bh < (size_t)shape->batch * (size_t)shape->heads; ++bh)
         for (int r = 0; r < shape->seqlen; ++r) {
             int take = !in->row_blocks;
             for (size_t i = 0; !take && i < in->nrow_blocks; ++i)

@@ -36,7 +36,7 @@ static int check_duplicates(const cJSON *obj, const char *label, const char *pat
         for (const cJSON *b = a->next; b; b = b->next)
             if (strcmp(a->string, b->string) == 0)
                 return fattn_error(FATTN_EUSAGE, "%s: %s: key \"%s\" appears twice; expected each key once", label,
-                                   path, a->string);
+                                   path, fattn_clip(a->string).s);
     return FATTN_OK;
 }
 
@@ -145,7 +145,7 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
             rc = fattn_error(FATTN_EUSAGE,
                              "%s: $.%s: unknown key; expected \"parameters\" and optionally "
                              "\"description\" and \"family\"",
-                             label, m->string);
+                             label, fattn_clip(m->string).s);
             goto out;
         }
     }
@@ -167,7 +167,7 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
         if (id < 0) {
             char names[512];
             rc = fattn_error(FATTN_EUSAGE, "%s: $.parameters.%s: unknown parameter; expected one of %s%s%s", label,
-                             m->string, fattn_param_names(sp->fam, names, sizeof names),
+                             fattn_clip(m->string).s, fattn_param_names(sp->fam, names, sizeof names),
                              sp->family_named ? " of family " : "", sp->family_named ? sp->fam->name : "");
             goto out;
         }
@@ -181,6 +181,12 @@ int fattn_space_parse(const char *text, size_t len, const char *label, fattn_spa
             sp->values[i][0] = i < sp->fam->nparams ? sp->fam->params[i].def : 0;
         }
         sp->count *= (size_t)sp->nvalues[i];
+    }
+    /* (At most 64 values a parameter: the product stays far below 2^64.) */
+    if (sp->count > FATTN_SPACE_MAX) {
+        rc = fattn_error(FATTN_EUSAGE, "%s: %zu configurations; expected at most %d (the product of the value counts)",
+                         label, sp->count, FATTN_SPACE_MAX);
+        goto out;
     }
     sp->label = fattn_xstrdup(label);
     sp->json = fattn_xstrndup(text, len);

@@ -27,6 +27,10 @@
 
 #define FATTN_SPACE_MAX_VALUES 64
 
+/* The most configurations a space may hold: its verdicts alone take 400
+ * bytes each. */
+#define FATTN_SPACE_MAX (1 << 20)
+
 typedef struct fattn_space {
     char *label;                   /* file path, for messages */
     const fattn_family *fam;       /* "family" of the file; mma when it names none */

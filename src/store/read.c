@@ -3,6 +3,7 @@
  */
 #include "store/read.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,19 @@ int fattn_store_study_info(fattn_store *s, long long id, fattn_study_info *out)
         return fattn_store_fail(s, "cannot read studies");
     }
     out->id = id;
-    out->shape.batch = sqlite3_column_int(st, 0);
-    out->shape.heads = sqlite3_column_int(st, 1);
-    out->shape.seqlen = sqlite3_column_int(st, 2);
-    out->shape.head_dim = sqlite3_column_int(st, 3);
-    out->shape.causal = sqlite3_column_int(st, 4);
+    /* The shape as --shape would have taken it, or the record is damaged. */
+    long long v[5];
+    int in_range = 1;
+    for (int i = 0; i < 5; ++i)
+        in_range &= (v[i] = sqlite3_column_int64(st, i)) >= 0 && v[i] <= INT_MAX;
+    out->shape = (fattn_shape){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4]};
+    if (!in_range || !fattn_shape_valid(&out->shape)) {
+        sqlite3_finalize(st);
+        return fattn_error(FATTN_EFAIL,
+                           "study %lld: the stored shape %lld,%lld,%lld,%lld (causal %lld) is out of range; the "
+                           "database is damaged",
+                           id, v[0], v[1], v[2], v[3], v[4]);
+    }
     snprintf(out->arch, sizeof out->arch, "%s", (const char *)sqlite3_column_text(st, 5));
     snprintf(out->kernel_hash, sizeof out->kernel_hash, "%s", (const char *)sqlite3_column_text(st, 6));
     const unsigned char *dev = sqlite3_column_text(st, 7);

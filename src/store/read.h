@@ -123,9 +123,11 @@ int fattn_view_subject(fattn_store *s, const fattn_view *v, long long study, lon
  * is a usage error. out is released by the caller, even on failure. */
 int fattn_view_rows(fattn_store *s, const fattn_view *v, const fattn_read_args *a, fattn_rows *out);
 
-/* A user's statement (query --sql) into rows: one SELECT or reading PRAGMA,
- * nothing that writes, attaches or loads (a usage error saying why);
- * stopped after timeout_ms (0: never). */
-int fattn_store_user_sql(fattn_store *s, const char *sql, double timeout_ms, fattn_rows *out);
+/* A user's statement (query --sql), its rows streamed to the sink as they
+ * come (none held): one SELECT or reading PRAGMA, nothing that writes,
+ * attaches or loads (a usage error saying why, before the sink begins);
+ * stopped after timeout_ms (0: never) of SQLite's work (the sink's time
+ * does not count), the rows before the stop handed on. */
+int fattn_store_user_sql(fattn_store *s, const char *sql, double timeout_ms, const fattn_row_sink *sink);
 
 #endif

@@ -93,10 +93,12 @@ static const struct {
     [FATTN_READ_SIM_RUN] = {"SELECT max(id) FROM sim_runs WHERE ?1 = 0 OR id = ?1", "the simulator runs"},
     /* export/landscape.c */
     [FATTN_READ_LANDSCAPE_HEAD] = {"SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
-                                   "coalesce(timing_method, 'not timed'), family FROM studies WHERE id = ?1",
+                                   "coalesce(timing_method, 'not timed'), family, command FROM studies WHERE id = ?1",
                                    "the study"},
-    [FATTN_READ_LANDSCAPE] = {"SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us "
-                              "FROM trials WHERE study_id = ?1 ORDER BY config_key",
+    /* One line per configuration: its last trial (a bare column beside max() comes from the max row). */
+    [FATTN_READ_LANDSCAPE] = {"SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us, max(seq) "
+                              "FROM trials WHERE study_id = ?1 AND status IN ('ok', 'rejected', 'error') "
+                              "GROUP BY config_key ORDER BY config_key",
                               "the trials"},
     /* report/report.c */
     [FATTN_READ_CURVE] = {"SELECT t.status, t.reason, t.median_us, (julianday(t.created_at) - julianday((SELECT "
@@ -241,9 +243,33 @@ static int authorize(void *why, int action, const char *a, const char *b, const 
 }
 
 /* SQLite's progress handler: stops the statement past its deadline. */
-static int past_deadline(void *deadline)
+/* A user's statement under its timeout: the sink's time (the output, which
+ * may wait on a slow reader) moves the deadline on, so that only SQLite's
+ * own work counts. */
+typedef struct timed_sink {
+    const fattn_row_sink *to;
+    double deadline;
+} timed_sink;
+
+static int past_deadline(void *arg)
 {
-    return fattn_now_ms() > *(const double *)deadline;
+    return fattn_now_ms() > ((const timed_sink *)arg)->deadline;
+}
+
+static void timed_begin(void *arg, int ncols, const char *const *names)
+{
+    timed_sink *t = arg;
+    double t0 = fattn_now_ms();
+    t->to->begin(t->to->arg, ncols, names);
+    t->deadline += fattn_now_ms() - t0;
+}
+
+static void timed_row(void *arg, const char *const *cells, const unsigned char *numeric)
+{
+    timed_sink *t = arg;
+    double t0 = fattn_now_ms();
+    t->to->row(t->to->arg, cells, numeric);
+    t->deadline += fattn_now_ms() - t0;
 }
 
 /* The statement of `sql`, one read-only statement, into *st. */
@@ -275,26 +301,24 @@ static int prepare_user_sql(sqlite3 *db, const char *sql, sqlite3_stmt **st)
     return FATTN_OK;
 }
 
-int fattn_store_user_sql(fattn_store *s, const char *sql, double timeout_ms, fattn_rows *out)
+int fattn_store_user_sql(fattn_store *s, const char *sql, double timeout_ms, const fattn_row_sink *sink)
 {
     sqlite3_stmt *st;
     sqlite3 *db = fattn_store_db(s);
-    memset(out, 0, sizeof *out);
     int rc = prepare_user_sql(db, sql, &st);
     if (rc)
         return rc;
-    double deadline = fattn_now_ms() + timeout_ms;
+    timed_sink t = {sink, fattn_now_ms() + timeout_ms};
     if (timeout_ms > 0)
-        sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
-    if (fattn_rows_from_stmt(out, st)) {
+        sqlite3_progress_handler(db, 10000, past_deadline, &t);
+    if (fattn_rows_stream(st, timeout_ms > 0 ? &(fattn_row_sink){timed_begin, timed_row, &t} : sink)) {
         if (sqlite3_errcode(db) == SQLITE_INTERRUPT)
             rc = fattn_error(FATTN_EFAIL,
-                             "--sql: stopped after %.0f s (--sql-timeout); give a longer --sql-timeout "
+                             "--sql: stopped after %g s (--sql-timeout); give a longer --sql-timeout "
                              "or a query that ends",
                              timeout_ms / 1000.0);
         else
             rc = fattn_store_fail(s, "query failed");
-        fattn_rows_release(out);
     }
     sqlite3_progress_handler(db, 0, NULL, NULL);
     sqlite3_finalize(st);

@@ -18,7 +18,7 @@ void fattn_rows_init(fattn_rows *r, int ncols, const char *const *names)
         r->names[i] = fattn_xstrdup(names[i]);
 }
 
-void fattn_rows_release(fattn_rows *r)
+void fattn_rows_clear(fattn_rows *r)
 {
     for (int i = 0; i < r->nrows; ++i) {
         for (int c = 0; c < r->ncols; ++c)
@@ -26,6 +26,12 @@ void fattn_rows_release(fattn_rows *r)
         free(r->cells[i]);
         free(r->numeric[i]);
     }
+    r->nrows = 0;
+}
+
+void fattn_rows_release(fattn_rows *r)
+{
+    fattn_rows_clear(r);
     for (int c = 0; c < r->ncols; ++c)
         free(r->names[c]);
     free(r->names);
@@ -52,39 +58,53 @@ void fattn_rows_add(fattn_rows *r, const char *const *cells, const unsigned char
     ++r->nrows;
 }
 
-int fattn_rows_from_stmt(fattn_rows *r, sqlite3_stmt *st)
+int fattn_rows_stream(sqlite3_stmt *st, const fattn_row_sink *sink)
 {
     int n = sqlite3_column_count(st), rc;
     const char **names = fattn_xcalloc((size_t)(n ? n : 1), sizeof *names);
     for (int c = 0; c < n; ++c)
         names[c] = sqlite3_column_name(st, c);
-    fattn_rows_init(r, n, names);
+    sink->begin(sink->arg, n, names);
     free(names);
-    char **cells = fattn_xcalloc((size_t)(n ? n : 1), sizeof *cells);
+    const char **cells = fattn_xcalloc((size_t)(n ? n : 1), sizeof *cells);
+    char(*bufs)[64] = fattn_xcalloc((size_t)(n ? n : 1), sizeof *bufs);
     unsigned char *num = fattn_xcalloc((size_t)(n ? n : 1), 1);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int c = 0; c < n; ++c) {
-            char buf[64];
             int type = sqlite3_column_type(st, c);
             num[c] = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
             if (type == SQLITE_NULL) {
                 cells[c] = NULL;
             } else if (type == SQLITE_FLOAT) {
-                snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, c));
-                cells[c] = fattn_xstrdup(buf);
+                snprintf(bufs[c], sizeof bufs[c], "%.6g", sqlite3_column_double(st, c));
+                cells[c] = bufs[c];
             } else if (type == SQLITE_BLOB) {
-                snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(st, c));
-                cells[c] = fattn_xstrdup(buf);
+                snprintf(bufs[c], sizeof bufs[c], "<blob %d bytes>", sqlite3_column_bytes(st, c));
+                cells[c] = bufs[c];
             } else {
                 const unsigned char *t = sqlite3_column_text(st, c);
-                cells[c] = fattn_xstrdup(t ? (const char *)t : "");
+                cells[c] = t ? (const char *)t : "";
             }
         }
-        fattn_rows_add(r, (const char *const *)cells, num);
-        for (int c = 0; c < n; ++c)
-            free(cells[c]);
+        sink->row(sink->arg, cells, num);
     }
-    free(cells);
+    free((void *)cells);
+    free(bufs);
     free(num);
     return rc == SQLITE_DONE ? 0 : rc;
+}
+
+static void collect_begin(void *arg, int ncols, const char *const *names)
+{
+    fattn_rows_init(arg, ncols, names);
+}
+
+static void collect_row(void *arg, const char *const *cells, const unsigned char *numeric)
+{
+    fattn_rows_add(arg, cells, numeric);
+}
+
+int fattn_rows_from_stmt(fattn_rows *r, sqlite3_stmt *st)
+{
+    return fattn_rows_stream(st, &(fattn_row_sink){collect_begin, collect_row, r});
 }

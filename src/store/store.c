@@ -254,9 +254,11 @@ static int retry_immutable(int code)
 int fattn_store_open(const char *path, int mode, fattn_store **out)
 {
     struct stat st;
+    *out = NULL;
+    if (!*path)
+        return fattn_error(FATTN_EUSAGE, "--db '': expected a database file's path, such as results/fattn.db");
     int exists = stat(path, &st) == 0;
     int rc = FATTN_EFAIL;
-    *out = NULL;
     if (mode != FATTN_DB_WRITE && !exists)
         return fattn_error(FATTN_EFAIL,
                            "database %s does not exist; run fattn-tune compile (or search) first, or "
@@ -299,6 +301,11 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
                     "database %s is not a fattn-tune database (application id %lld, %lld tables); "
                     "expected a fattn-tune database or a new path",
                     path, app, tables);
+        goto fail;
+    }
+    if (version < 0) {
+        fattn_error(FATTN_EFAIL, "database %s has schema version %lld, which no fattn-tune writes; it is damaged", path,
+                    version);
         goto fail;
     }
     if (version > fattn_schema_latest()) {

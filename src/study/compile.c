@@ -76,9 +76,11 @@ static void progress(run_state *s, int force)
     /* The rate of this run's compiles (a study taken up counts its earlier ones in done). */
     double rate = (s->r->done - s->r->done0) / ((now - s->t0) / 1000.0 + 1e-9);
     double eta = rate > 0 ? (s->r->total - s->r->done) / rate : 0;
-    fprintf(s->log, "%scompiled %d/%d  rejected after compile %d  errors %d  %.1f/s  ETA %dm%02ds%s",
+    char left[24];
+    fattn_format_eta(eta, left, sizeof left);
+    fprintf(s->log, "%scompiled %d/%d  rejected after compile %d  errors %d  %.1f/s  ETA %s%s",
             s->tty ? "\r  " : "fattn-tune: ", s->r->done, s->r->total, s->r->rejected_after, s->r->env_errors, rate,
-            (int)eta / 60, (int)eta % 60, s->tty ? "   " : "\n");
+            left, s->tty ? "   " : "\n");
     fflush(s->log);
 }
 
@@ -227,6 +229,9 @@ int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t
     fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &r->sv);
     int nsurv = o->sample ? fattn_sample_survivors(r->sv.survivors, r->sv.nsurvivors, o->sample, o->seed)
                           : (int)r->sv.nsurvivors;
+    /* The first compiled and the farthest survivor (past the sample when it is one). */
+    if ((rc = fattn_probe_survivors(t, &src, include, r->sv.survivors, nsurv > 1 ? (size_t)nsurv : r->sv.nsurvivors)))
+        goto out;
     if ((rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
         goto out;
     s.store = *store;

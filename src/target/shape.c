@@ -13,7 +13,7 @@
 int fattn_shape_parse(const char *text, fattn_shape *out)
 {
     static const char *names[4] = {"B (batch)", "H (heads)", "S (sequence length)", "D (head dimension)"};
-    static const long max[4] = {65535, 65535, FATTN_MAX_SEQLEN, 128};
+    static const long max[4] = {FATTN_MAX_BATCH, FATTN_MAX_HEADS, FATTN_MAX_SEQLEN, 128};
     long v[4];
     int n = 0;
     const char *p = text;
@@ -53,6 +53,13 @@ int fattn_shape_parse(const char *text, fattn_shape *out)
     return FATTN_OK;
 }
 
+int fattn_shape_valid(const fattn_shape *s)
+{
+    return s->batch >= 1 && s->batch <= FATTN_MAX_BATCH && s->heads >= 1 && s->heads <= FATTN_MAX_HEADS
+           && s->seqlen >= 1 && s->seqlen <= FATTN_MAX_SEQLEN && (s->head_dim == 64 || s->head_dim == 128)
+           && (s->causal == 0 || s->causal == 1);
+}
+
 void fattn_shape_format(const fattn_shape *s, char *out, int n)
 {
     snprintf(out, (size_t)n, "B=%d H=%d S=%d D=%d %s", s->batch, s->heads, s->seqlen, s->head_dim,
@@ -75,8 +82,21 @@ double fattn_shape_min_bytes(const fattn_shape *s)
     return 4.0 * 2.0 * (double)fattn_shape_elems(s);
 }
 
-uint64_t fattn_shape_device_bytes(const fattn_shape *s, int input_sets)
+int fattn_shape_device_bytes(const fattn_shape *s, int input_sets, uint64_t *bytes)
 {
-    uint64_t t = fattn_shape_elems(s) * 2;
-    return (uint64_t)input_sets * 3 * t + t + 2 * t;
+    /* (3 sets + 1 + 2) fp16 tensors; every step checked: B*H*S*D alone reaches 2^63. */
+    uint64_t t, tensors, need;
+    if (input_sets < 1 || __builtin_mul_overflow(fattn_shape_elems(s), 2, &t)
+        || __builtin_mul_overflow((uint64_t)input_sets, 3, &tensors) || __builtin_add_overflow(tensors, 3, &tensors)
+        || __builtin_mul_overflow(t, tensors, &need)) {
+        *bytes = UINT64_MAX;
+        return -1;
+    }
+    *bytes = need;
+    return 0;
+}
+
+double fattn_shape_device_bytes_approx(const fattn_shape *s, int input_sets)
+{
+    return 2.0 * (double)fattn_shape_elems(s) * (3.0 * (input_sets < 1 ? 1 : input_sets) + 3.0);
 }

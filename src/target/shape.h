@@ -14,7 +14,13 @@ typedef struct fattn_shape {
     int causal;   /* 0 or 1 */
 } fattn_shape;
 
+#define FATTN_MAX_BATCH  65535
+#define FATTN_MAX_HEADS  65535
 #define FATTN_MAX_SEQLEN (1 << 24)
+
+/* 1 when every field is one fattn_shape_parse would give (a shape read
+ * back from a database is checked so), 0 otherwise. */
+int fattn_shape_valid(const fattn_shape *s);
 
 /* Parses "B,H,S,D". On a malformed or out-of-range value reports one line
  * naming the input and what is expected and returns FATTN_EUSAGE. The causal
@@ -36,7 +42,12 @@ double fattn_shape_flops(const fattn_shape *s);
 double fattn_shape_min_bytes(const fattn_shape *s);
 
 /* Device memory the GPU engine allocates for the shape: `input_sets` copies of
- * Q, K and V, one fp16 O and one fp32 reference O. */
-uint64_t fattn_shape_device_bytes(const fattn_shape *s, int input_sets);
+ * Q, K and V, one fp16 O and one fp32 reference O. Sets *bytes and returns 0;
+ * when the count passes 2^64 - 1, sets *bytes to UINT64_MAX and returns -1
+ * (fattn_shape_device_bytes_approx then gives its size). */
+int fattn_shape_device_bytes(const fattn_shape *s, int input_sets, uint64_t *bytes);
+
+/* The same count in double precision, for a size past 64 bits. */
+double fattn_shape_device_bytes_approx(const fattn_shape *s, int input_sets);
 
 #endif

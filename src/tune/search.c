@@ -132,18 +132,19 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     if ((rc = fattn_target_finish(t, FATTN_NEED_SHAPE | FATTN_NEED_SPACE, "search"))
         || (rc = fattn_target_finish(t, FATTN_NEED_ARCH, "search")))
         goto out;
+    const uint64_t asked = t->lim.mem_budget;
     fattn_measure_plan(&m, t, &gpu);
 
     if ((rc = fattn_kernel_src_load(o->kernel_dir, t->space.fam->kernel_file, &src)))
         goto out;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
+    /* Again: the timing sets are planned now, and the budget held to the GPU's memory. */
+    if ((rc = fattn_target_check_memory(t, t->lim.mem_budget < asked)))
+        goto out;
     fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &r->sv);
-    for (size_t i = 0; i < r->sv.n; ++i)
-        if (r->sv.v[i].reason == FATTN_R_DEVICE_MEMORY) {
-            rc = fattn_error(FATTN_EFAIL, "the shape does not fit the device-memory budget: %s", r->sv.v[i].detail);
-            goto out;
-        }
+    if ((rc = fattn_probe_survivors(t, &src, include, r->sv.survivors, r->sv.nsurvivors)))
+        goto out;
 
     /* The evaluator: a worker initialized on the GPU, or the landscape. */
     if ((rc = o->replay ? fattn_evaluator_open_replay(o->replay, &t->shape, t->space.fam, &ev)
@@ -223,7 +224,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .seed = (uint64_t)m.seed,
             .max_trials = o->trials,
             .deadline_ms = o->budget_ms > 0 ? o->started_ms + o->budget_ms : 0,
-            .t0_ms = t0,
+            .t0_ms = o->started_ms > 0 ? o->started_ms : t0, /* the study's time: the whole run, as the budget */
             .spent_ms = res ? res->search_ms : 0,
             .prior = res ? res->prior : NULL,
             .nprior = res ? res->nprior : 0,

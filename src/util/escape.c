@@ -4,6 +4,7 @@
  */
 #include "util/escape.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,4 +161,42 @@ char *fattn_terminal_safe(const char *s)
     }
     out[len] = 0;
     return out;
+}
+
+void fattn_json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fputs("null", f);
+}
+
+int fattn_json_number_text(const char *s)
+{
+    const char *p = s;
+    if (*p == '-')
+        ++p;
+    if (*p == '0')
+        ++p;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            ++p;
+    else
+        return 0;
+    if (*p == '.') {
+        if (!(*++p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            ++p;
+    }
+    if (*p == 'e' || *p == 'E') {
+        ++p;
+        if (*p == '+' || *p == '-')
+            ++p;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            ++p;
+    }
+    return *p == '\0';
 }

@@ -23,6 +23,14 @@ int fattn_utf8_len(const unsigned char *p, unsigned *cp);
  * U+2028 and U+2029 are escaped (JavaScript reads them as line ends). */
 void fattn_json_string(FILE *f, const char *s);
 
+/* A JSON number as printf's %.6g writes it; null for an infinity or a NaN,
+ * which JSON cannot hold. */
+void fattn_json_number(FILE *f, double v);
+
+/* 1 when s is a JSON number (RFC 8259: -?int frac? exp?), 0 otherwise
+ * ("inf", "nan", "Inf", "0x10", "1.", ".5", "+1" among them). */
+int fattn_json_number_text(const char *s);
+
 /* HTML text or a double- or single-quoted attribute value: & < > " ' as
  * entities; control characters and malformed UTF-8 as U+FFFD. */
 void fattn_html_escape(FILE *f, const char *s);

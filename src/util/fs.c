@@ -14,25 +14,42 @@
 #include "util/err.h"
 #include "util/strbuf.h"
 
+static const char *file_kind(mode_t m);
+
 int fattn_read_file(const char *path, const char *what, int code, char **out, size_t *len)
 {
     struct stat st;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Opened without blocking (a FIFO with no writer would wait forever),
+     * and only a regular file read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return fattn_error(code, "cannot read %s %s: %s", what, path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return fattn_error(code, "cannot read %s %s: %s", what, path,
-                           S_ISDIR(st.st_mode) ? "it is a directory" : strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return fattn_error(code, "cannot read %s %s: %s", what, path, strerror(e));
     }
-    if (S_ISREG(st.st_mode) && st.st_size > FATTN_TEXT_MAX) {
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        if (S_ISDIR(st.st_mode))
+            return fattn_error(code, "cannot read %s %s: it is a directory", what, path);
+        return fattn_error(code, "cannot read %s %s: it is %s; expected a regular file", what, path,
+                           file_kind(st.st_mode));
+    }
+    FILE *f = fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return fattn_error(code, "cannot read %s %s: %s", what, path, strerror(e));
+    }
+    if (st.st_size > FATTN_TEXT_MAX) {
         fclose(f);
         return fattn_error(code, "cannot read %s %s: %lld bytes, over the limit of %d MiB for a text file", what, path,
                            (long long)st.st_size, FATTN_TEXT_MAX >> 20);
     }
-    /* Read in pieces, stopping at the first NUL byte or past the limit: a
-     * device or a pipe (/dev/zero, /dev/urandom) is refused at once. */
-    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+    /* Read in pieces, stopping at the first NUL byte or past the limit (a
+     * file that grows while it is read). */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
     char *buf = fattn_xmalloc(cap);
     const char *why = NULL;
     for (;;) {
@@ -149,6 +166,8 @@ int fattn_outfile_is_stdout(const char *path)
 int fattn_outfile_open(fattn_outfile *o, const char *path)
 {
     *o = (fattn_outfile){stdout, path, NULL, NULL};
+    if (path && !*path)
+        return fattn_error(FATTN_EUSAGE, "-o '': expected a file's path, or - for standard output");
     if (fattn_outfile_is_stdout(path)) {
         o->path = NULL;
         return FATTN_OK;

@@ -11,9 +11,10 @@
  * sources): 16 MiB, far above any it writes. */
 #define FATTN_TEXT_MAX (16 << 20)
 
-/* Reads a whole text file into a NUL-terminated buffer the caller frees. A
- * file over FATTN_TEXT_MAX or holding a NUL byte is refused as soon as the
- * reading meets it. On error reports "<what> <path>: <reason>" and returns
+/* Reads a whole text file into a NUL-terminated buffer the caller frees.
+ * Only a regular file is read: a FIFO, a device or a socket is refused at
+ * once (never waited on), as is a file over FATTN_TEXT_MAX or holding a NUL
+ * byte. On error reports "cannot read <what> <path>: <reason>" and returns
  * `code`. */
 int fattn_read_file(const char *path, const char *what, int code, char **out, size_t *len);
 

@@ -109,7 +109,9 @@ int fattn_parse_bytes(const char *s, uint64_t *out)
 
 void fattn_format_bytes(uint64_t bytes, char *out, size_t n)
 {
-    if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
+    if (bytes >= (1ull << 40))
+        fattn_format_size(bytes, out, n);
+    else if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
         snprintf(out, n, "%llu GiB", (unsigned long long)(bytes >> 30));
     else if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
         snprintf(out, n, "%llu MiB", (unsigned long long)(bytes >> 20));
@@ -117,6 +119,35 @@ void fattn_format_bytes(uint64_t bytes, char *out, size_t n)
         snprintf(out, n, "%llu KiB", (unsigned long long)(bytes >> 10));
     else
         snprintf(out, n, "%llu B", (unsigned long long)bytes);
+}
+
+fattn_clipped fattn_clip(const char *text)
+{
+    fattn_clipped c;
+    snprintf(c.s, sizeof c.s, "%.64s%s", text, strlen(text) > 64 ? "..." : "");
+    return c;
+}
+
+void fattn_format_eta(double seconds, char *out, size_t n)
+{
+    if (!(seconds > 0))
+        seconds = 0;
+    if (seconds >= 6000 * 60.0)
+        snprintf(out, n, "over 6000m");
+    else
+        snprintf(out, n, "%dm%02ds", (int)seconds / 60, (int)seconds % 60);
+}
+
+void fattn_format_size(double bytes, char *out, size_t n)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+    size_t u = 0;
+    while (bytes >= 1024 && u + 1 < sizeof units / sizeof units[0])
+        bytes /= 1024, ++u;
+    if (u == 0)
+        snprintf(out, n, "%.0f B", bytes);
+    else
+        snprintf(out, n, "%.*f %s", bytes < 10 ? 2 : bytes < 100 ? 1 : 0, bytes, units[u]);
 }
 
 int fattn_parse_duration(const char *s, double *ms)

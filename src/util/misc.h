@@ -34,7 +34,23 @@ int fattn_parse_bytes(const char *s, uint64_t *out);
  * seconds "90"; 0 on success with milliseconds in *ms. */
 int fattn_parse_duration(const char *s, double *ms);
 
-/* Formats bytes as "48 KiB" style when exact, else as a plain number. */
+/* Formats bytes as "48 KiB" style when exact, else as a plain number; from
+ * 1 TiB up as fattn_format_size does. */
 void fattn_format_bytes(uint64_t bytes, char *out, size_t n);
+
+/* Text as a message shows it: its first 64 bytes, "..." after them, so that
+ * a huge input cannot push the reason out of the one line. */
+typedef struct fattn_clipped {
+    char s[68];
+} fattn_clipped;
+fattn_clipped fattn_clip(const char *text);
+
+/* A time left as the progress lines show it, "12m05s"; "over 6000m" past
+ * that (never converted out of an int's range). */
+void fattn_format_eta(double seconds, char *out, size_t n);
+
+/* Formats a size of any magnitude with three significant digits and a binary
+ * unit ("1.50 TiB", "16.0 EiB", "139 ZiB"). */
+void fattn_format_size(double bytes, char *out, size_t n);
 
 #endif

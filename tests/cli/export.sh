@@ -119,8 +119,16 @@ echo "ok: dispatch header: lookup by shape, nvcc flags per entry"
 set +e
 "$tool" export --db fake.db --study 1 --study 1 >/dev/null 2>err.txt
 rc=$?
+[ $rc = 2 ] && grep -q "^fattn-tune: --study 1 is given twice; expected each study once$" err.txt ||
+    { echo "FAIL: a study given twice: $rc" >&2; exit 1; }
+# Two studies of one shape (study 3: one more trial of study 1's shape): which to export is the user's call.
+"$tool" -q search --db fake.db --trials 1 --arch sm_90 --shape 2,8,512,64 --space "$src/tests/data/space-search.json" \
+    --samples 12 >/dev/null
+"$tool" export --db fake.db --study 1 --study 3 >/dev/null 2>err.txt
+rc=$?
 set -e
-[ $rc = 2 ] && grep -q "studies 1 and 1 are both for" err.txt || { echo "FAIL: duplicate shapes: $rc" >&2; exit 1; }
+[ $rc = 2 ] && grep -q "studies 1 and 3 are both for B=2 H=8 S=512 D=64 non-causal on sm_90" err.txt ||
+    { echo "FAIL: duplicate shapes: $rc" >&2; exit 1; }
 
 # T4: every trial of the study, the fields T4 requires, valid values.
 "$tool" export --db fake.db --study 1 --format t4 -o t4.json

@@ -187,6 +187,6 @@ if [ -x "$cuda/bin/nvcc" ]; then
     "$cuda/bin/nvcc" "${flags[@]}" -c -I"$src/kernels" "$src/kernels/fattn_tmacopy.cu" -o entry.o 2>err.txt ||
         fail "nvcc does not build the tmacopy entry from its flags"
 fi
-if "$tool" export --db fattn.db --study 1 --study 1 >out.txt 2>err.txt; then fail "a duplicate shape"; fi
-grep -q "studies 1 and 1 are both for" err.txt || fail "the duplicate refusal"
+if "$tool" export --db fattn.db --study 1 --study 1 >out.txt 2>err.txt; then fail "a study given twice"; fi
+grep -q "^fattn-tune: --study 1 is given twice; expected each study once$" err.txt || fail "the duplicate refusal"
 echo "ok"

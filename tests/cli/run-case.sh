@@ -21,7 +21,8 @@
 #   FileUnchanged: PATH      the same for another file
 #   Then: SHELL              a command run in the case folder afterwards must
 #                            succeed (repeatable; $FATTN_TOOL is fattn-tune,
-#                            out.txt and err.txt the command's output)
+#                            $SRC the source root, out.txt and err.txt the
+#                            command's output)
 # Exit: 0 pass, 1 fail, 77 skip (AsNobody without a way to drop privileges).
 set -u
 
@@ -54,6 +55,7 @@ setup_timed_db() { "$fixture" timed fattn.db >/dev/null || exit 99; }
 setup_corrupt_db() { head -c 8192 /dev/urandom >fattn.db; }
 setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
 setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
+setup_negative_version_db() { setup_db; "$fixture" version fattn.db -3 || exit 99; }
 setup_foreign_db() { "$fixture" foreign fattn.db || exit 99; }
 setup_readonly_db() { setup_db; chmod 444 fattn.db; }
 # Page 2's b-tree header zeroed: a damage SQLite's quick_check finds.
@@ -66,6 +68,8 @@ setup_flipped_db() {
 # A file the user may write, in a folder they may not (SQLite needs it for its journal).
 setup_readonly_folder_db() { mkdir ro && "$fixture" timed ro/fattn.db >/dev/null && chmod 666 ro/fattn.db && chmod 555 ro || exit 99; }
 setup_kernels() { mkdir kernels && cp "$SRC"/kernels/*.cu "$SRC"/kernels/*.h kernels/; }
+# A syntax error at the end of the tunable kernel: every configuration fails alike.
+setup_broken_kernel() { setup_kernels; echo 'this is not C++;' >>kernels/fattn_fwd.cu; }
 setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
 setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }
 setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
@@ -73,6 +77,22 @@ setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
 setup_fifo() { mkfifo out.fifo || exit 99; }
 setup_device_node() {
     mknod dev-full c 1 7 2>/dev/null || { echo "SKIP $name: cannot make a device node (mknod needs root)" >&2; exit 77; }
+}
+setup_nul_file() { printf '{"a": 1,\0}' >nul.json || exit 99; }
+# The H100 landscape with one line added at its end (line 3896), for the reader's checks.
+landscape_plus() { cp "$SRC"/tests/data/landscape-h100-2-8-512-64.csv land.csv && echo "$1" >>land.csv || exit 99; }
+setup_landscape_duplicate() { landscape_plus "$(grep -m1 ',ok,' "$SRC"/tests/data/landscape-h100-2-8-512-64.csv)"; }
+setup_landscape_p10() { landscape_plus 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-pad8,ok,,6.1,6.5,6.9'; }
+setup_landscape_huge() { landscape_plus 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-pad8,ok,,1e308,1e308,1e308'; }
+setup_landscape_tiny() { landscape_plus 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-pad8,ok,,1e-300,1e-300,1e-300'; }
+setup_landscape_compiled() { landscape_plus 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-pad8,compiled,,,,'; }
+# A parameter name of 1 MB; a space of 8,388,608 configurations (64^3 x 4 x 8).
+setup_long_name_space() { printf '{"parameters": {"%s": [1]}}' "$(head -c 1000000 /dev/zero | tr '\0' X)" >long.json; }
+setup_huge_space() {
+    local v
+    v=$(seq -s, 16 79)
+    printf '{"parameters": {"BLOCK_M": [%s], "BLOCK_N": [%s], "BLOCK_K": [%s], "STAGES": [1,2,3,4], "UNROLL": [1,2,3,4,5,6,7,8]}}' \
+        "$v" "$v" "$v" >huge.json
 }
 setup_big_file() { truncate -s $((16 * 1024 * 1024 + 1)) big.json || exit 99; }
 setup_symlink() { echo before >target.txt && ln -s target.txt link.h || exit 99; }
@@ -129,7 +149,7 @@ if [ "$(field DbUnchanged)" = yes ]; then
     [ "$(listing)" = "$list_before" ] || fail "files changed: before [$list_before] after [$(listing)]"
 fi
 while IFS= read -r cmd; do
-    [ -z "$cmd" ] || FATTN_TOOL=$tool bash -c "$cmd" >/dev/null 2>&1 || fail "afterwards, failed: $cmd"
+    [ -z "$cmd" ] || FATTN_TOOL=$tool SRC=$SRC bash -c "$cmd" >/dev/null 2>&1 || fail "afterwards, failed: $cmd"
 done < <(field Then)
 for f in "${!file_before[@]}"; do
     [ "$(digest "$f")" = "${file_before[$f]}" ] || fail "$f changed"
