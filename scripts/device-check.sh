@@ -540,7 +540,9 @@ stage_wgmma() {
             first_step "compare_sdpa.py beside PyTorch's flash and cuDNN" wgmma_compare "$db" "$st"
         fi; } &&
         first_step "Nsight Compute on $best (\$OUT/ncu-wgmma.txt)" wgmma_ncu "$best" &&
-        { say ""; ok "wgmma: every step held"; }
+        { say ""; ok "wgmma: every step held"; } &&
+        "$root/scripts/hw-record.sh" "$tool" "$wgmma_space" \
+            "the wgmma stage: the Hopper primitives bit for bit, the covering sample, a search and a confirm"
     say ""
     if [ -n "${st:-}" ]; then
         say "Search of 4,16,2048,128 (study $st), the ten fastest:"
@@ -557,12 +559,13 @@ stage_tests() {
     say ""
     say "| test | exit | seconds |"
     say "|---|---|---|"
-    local t rc t0
+    local t rc t0 engine_rc=77
     for t in test_gpu test_gpu_reference "test_sim_prims --gpu" test_cudnn "test_gpu_engine $tool"; do
         t0=$(date +%s)
         # shellcheck disable=SC2086
         run "$build/tests/"$t
         rc=$?
+        [ "${t%% *}" != test_gpu_engine ] || engine_rc=$rc
         if [ $rc = 77 ]; then
             # A skip is a skip, with its reason (the test's last SKIP line).
             say "| ${t%% *} | 77: skipped: $(skip_reason "$log") | $(($(date +%s) - t0)) |"
@@ -572,6 +575,9 @@ stage_tests() {
         [ $rc = 0 ] || bad "${t%% *} exited $rc"
     done
     say ""
+    # A hardware record says the mma kernel ran and passed on this GPU: the engine's test ran (not skipped) and held.
+    [ "$failed" = 1 ] || [ "$engine_rc" != 0 ] ||
+        "$root/scripts/hw-record.sh" "$tool" "$root/search/space.json" "the GPU tests (test_gpu_engine)"
     local fdb=$work/device-fault.db
     rm -f "$fdb"*
     say "### A faulting configuration, forced past the gates"

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "compile/batch.h"
 #include "confirm/run.h"
 #include "report/outcomes.h"
 #include "report/report.h"
@@ -657,6 +658,7 @@ int main(int argc, char **argv)
     T_RUN(check_plans);
     T_RUN(check_run);
     free(summary);
+    fattn_compiles_wait_abandoned(); /* a search's compiles given up at its end: NVRTC's, not yet done */
     unlink(db_path);
     char side[96];
     snprintf(side, sizeof side, "%s-wal", db_path);

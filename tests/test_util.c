@@ -11,6 +11,7 @@
 
 #include "compile/nvrtc.h"
 #include "run/landscape.h"
+#include "sim/kernel.h"
 #include "util/err.h"
 #include "util/fs.h"
 #include "util/misc.h"
@@ -198,6 +199,43 @@ static void text_files(void)
     fattn_error_set_quiet(0);
 }
 
+/* The simulator's cache folder: the variables in order; without HOME a
+ * folder named for this user, never a shared one. */
+static void sim_cache_dir(void)
+{
+    const char *names[] = {"FATTN_SIM_CACHE", "XDG_CACHE_HOME", "HOME"};
+    char *saved[3];
+    for (int i = 0; i < 3; ++i) {
+        const char *v = getenv(names[i]);
+        saved[i] = v ? strdup(v) : NULL;
+    }
+    setenv("FATTN_SIM_CACHE", "/x/sim", 1);
+    setenv("XDG_CACHE_HOME", "/x/xdg", 1);
+    setenv("HOME", "/x/home", 1);
+    char *d = fattn_sim_cache_dir();
+    CHECK_STR(d, "/x/sim");
+    free(d);
+    unsetenv("FATTN_SIM_CACHE");
+    d = fattn_sim_cache_dir();
+    CHECK_STR(d, "/x/xdg/fattn-tune/sim");
+    free(d);
+    unsetenv("XDG_CACHE_HOME");
+    d = fattn_sim_cache_dir();
+    CHECK_STR(d, "/x/home/.cache/fattn-tune/sim");
+    free(d);
+    unsetenv("HOME");
+    char want[64];
+    snprintf(want, sizeof want, "/tmp/fattn-tune-sim-%u", (unsigned)geteuid());
+    d = fattn_sim_cache_dir();
+    CHECK_STR(d, want);
+    free(d);
+    for (int i = 0; i < 3; ++i) {
+        if (saved[i])
+            setenv(names[i], saved[i], 1);
+        free(saved[i]);
+    }
+}
+
 static void process_tags(void)
 {
     char tag[320], other[400], who[400];
@@ -250,6 +288,7 @@ int main(void)
     T_RUN(errors);
     T_RUN(quiet_kept);
     T_RUN(text_files);
+    T_RUN(sim_cache_dir);
     T_RUN(process_tags);
     return t_exit();
 }

@@ -56,7 +56,8 @@ static const char help_head[] =
     "  --timeout SECONDS    per configuration; past it the check is killed (sim_timeout) (default 600)\n"
     "\n"
     "Exit status 0 when every configuration passes, 1 when any does not (or on an error).\n"
-    "The host build of each configuration is cached ($FATTN_SIM_CACHE, else ~/.cache/fattn-tune/sim).\n";
+    "The host build of each configuration is cached ($FATTN_SIM_CACHE, else ~/.cache/fattn-tune/sim),\n"
+    "a folder private to you (0700), each entry loaded only as it was built (size, SHA-256).\n";
 
 typedef struct check_opts {
     fattn_check_opts run; /* the procedure's options, as parsed */

@@ -51,9 +51,12 @@ static int handle(void *ctx, int opt, const char *arg)
     return FATTN_EUSAGE;
 }
 
-static int run_counts(const fattn_target *t, const gates_opts *o)
+static int run_counts(cli_common *c, fattn_target *t, const gates_opts *o)
 {
     fattn_space_verdicts sv;
+    int was = fattn_error_set_quiet_thread(1); /* without its kernel, the gates are shown without the record */
+    fattn_target_hardware(t, c->kernel_dir);
+    fattn_error_set_quiet_thread(was);
     fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &sv);
     if (o->list)
         fattn_report_configs(&t->space, sv.survivors, sv.nsurvivors, o->format, stdout);
@@ -92,7 +95,7 @@ int cmd_gates(int argc, char **argv, cli_common *c)
     if ((rc = fattn_target_finish(
              &t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (o.explain && !t.space_path ? 0 : FATTN_NEED_SPACE), "gates")))
         goto out;
-    rc = o.explain ? run_explain(c, &t, &o) : run_counts(&t, &o);
+    rc = o.explain ? run_explain(c, &t, &o) : run_counts(c, &t, &o);
 out:
     fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;

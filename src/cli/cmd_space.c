@@ -18,7 +18,10 @@ static const char help_fmt[] =
     "A space file is JSON: {\"family\": \"mma\", \"parameters\": {\"BLOCK_M\": [64, 128], ...}};\n"
     "\"family\" names the kernel family whose parameters it lists (known: %s), and a\n"
     "file without it is the mma family's (the mma.sync kernel, kernels/fattn_fwd.cu). A key\n"
-    "of a family other than mma starts with the family's name. No GPU needed.\n"
+    "of a family other than mma starts with the family's name. The attention families: mma\n"
+    "(any arch) and wgmma (Hopper, search/space-wgmma.json, --smem-limit max); tmacopy is a\n"
+    "test family (a TMA copy, not attention: the Hopper paths checked in CI). The kernel's\n"
+    "SHA-256 and its hardware record (kernels/hardware-records.tsv) are shown. No GPU needed.\n"
     "\n"
     "  --count              print only the number of (matching) configurations\n"
     "  --list               list the (matching) configurations\n"
@@ -72,8 +75,12 @@ int cmd_space(int argc, char **argv, cli_common *c)
         printf("%zu\n", matching);
     else if (o.list)
         fattn_report_configs(&t.space, indices, matching, o.format, stdout);
-    else
+    else {
+        int was = fattn_error_set_quiet_thread(1); /* without its kernel, the space is shown without the record */
+        fattn_target_hardware(&t, c->kernel_dir);
+        fattn_error_set_quiet_thread(was);
         fattn_report_space(&t, matching, o.format, stdout);
+    }
     free(indices);
 out:
     fattn_target_release(&t);

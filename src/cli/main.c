@@ -12,8 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FATTN_LSAN 1
+#include <sanitizer/lsan_interface.h>
+#else
+#define FATTN_LSAN 0
+#endif
 
 #include "cli/cli.h"
+#include "compile/batch.h"
 #include "run/engine.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -149,10 +158,20 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int rc = run(argc, argv);
+    int rc = run(argc, argv), status = fattn_exit_status(rc);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "fattn-tune: cannot write the output: %s\n", strerror(errno));
-        return 1;
+        status = 1;
     }
-    return fattn_exit_status(rc);
+    /* Compiles a search gave up at its end may still run: exit now, without
+     * the libraries' destructors (NVRTC's, in use on their threads). Every
+     * file is closed, the database too. */
+    if (fattn_compiles_abandoned()) {
+        fflush(stderr);
+#if FATTN_LSAN
+        __lsan_do_leak_check(); /* what exit would have checked: the abandoned jobs' memory is on their stacks */
+#endif
+        _exit(status);
+    }
+    return status;
 }

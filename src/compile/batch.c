@@ -3,6 +3,7 @@
  */
 #include "compile/batch.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,45 @@
 
 #include "compile/pool.h"
 #include "util/err.h"
+#include "util/misc.h"
 
+/* What a compile reads, the compiler's own copy: a job abandoned at a
+ * deadline may run on after the caller's context is gone; the last holder
+ * frees it. */
+typedef struct inputs {
+    fattn_kernel_src src;
+    char *include;
+    fattn_shape shape;
+    const fattn_arch *arch;
+    atomic_int refs;
+} inputs;
+
+static inputs *inputs_new(const fattn_compile_ctx *ctx)
+{
+    inputs *in = fattn_xcalloc(1, sizeof *in);
+    fattn_kernel_src_copy(ctx->src, &in->src);
+    in->include = ctx->cuda_include ? fattn_xstrdup(ctx->cuda_include) : NULL;
+    in->shape = *ctx->shape;
+    in->arch = ctx->arch;
+    atomic_init(&in->refs, 1);
+    return in;
+}
+
+static void inputs_release(inputs *in)
+{
+    if (atomic_fetch_sub(&in->refs, 1) == 1) {
+        fattn_kernel_src_release(&in->src);
+        free(in->include);
+        free(in);
+    }
+}
+
+/* A queued compile: the result is built in `work` and moved to the caller's
+ * item when taken back. */
 typedef struct job {
-    const fattn_compile_ctx *ctx;
-    fattn_compile_item *item;
+    inputs *in;
+    fattn_compile_item *dest;
+    fattn_compile_item work;
 } job;
 
 /* Test only: $FATTN_TEST_COMPILE_JITTER=SEED,MS delays each compile by a
@@ -31,18 +67,16 @@ static void jitter(const fattn_compile_item *it)
     usleep((useconds_t)(h % (ms + 1)) * 1000u);
 }
 
-/* Runs on a worker: NVRTC and the resource reader, nothing shared. */
-static void compile_job(void *arg)
+/* NVRTC and the resource reader on one item; on a worker, nothing shared. */
+static void run_compile(const fattn_kernel_src *src, const char *include, const fattn_arch *arch,
+                        const fattn_shape *shape, fattn_compile_item *it)
 {
-    job *j = arg;
-    const fattn_compile_ctx *ctx = j->ctx;
-    fattn_compile_item *it = j->item;
     fattn_options o;
     fattn_nvrtc_result r;
     fattn_error_set_quiet_thread(1);
     jitter(it);
-    fattn_options_build(&o, &it->cfg, ctx->shape->head_dim, ctx->shape->causal, ctx->arch, ctx->cuda_include);
-    if (fattn_nvrtc_compile(ctx->src, &o, 0, &r)) {
+    fattn_options_build(&o, &it->cfg, shape->head_dim, shape->causal, arch, include);
+    if (fattn_nvrtc_compile(src, &o, 0, &r)) {
         it->env_error = 1;
         snprintf(it->env_msg, sizeof it->env_msg, "%s", fattn_last_error());
         fattn_options_release(&o);
@@ -51,8 +85,8 @@ static void compile_job(void *arg)
     fattn_cache_entry *e = &it->entry;
     snprintf(e->key, sizeof e->key, "%s", it->cache_key);
     e->family = fattn_xstrdup(it->cfg.fam->name);
-    e->kernel_hash = fattn_xstrdup(ctx->src->hash);
-    e->arch = fattn_xstrdup(ctx->arch->name);
+    e->kernel_hash = fattn_xstrdup(src->hash);
+    e->arch = fattn_xstrdup(arch->name);
     e->options = fattn_xstrdup(o.key);
     e->nvrtc_version = fattn_xstrdup(fattn_nvrtc_version());
     e->ok = r.ok;
@@ -71,6 +105,21 @@ static void compile_job(void *arg)
     }
     e->res.ok = e->ok;
     e->res.log = e->log;
+}
+
+static void compile_job(void *arg)
+{
+    job *j = arg;
+    run_compile(&j->in->src, j->in->include, j->in->arch, &j->in->shape, &j->work);
+}
+
+/* A job nobody takes back (cancelled, or abandoned: then on a worker). */
+static void drop_job(void *arg)
+{
+    job *j = arg;
+    fattn_compile_item_release(&j->work);
+    inputs_release(j->in);
+    free(j);
 }
 
 static void apply_gates(const fattn_compile_ctx *ctx, fattn_compile_item *it)
@@ -93,10 +142,9 @@ static void set_key(const fattn_compile_ctx *ctx, fattn_compile_item *it)
 
 void fattn_compile_one(const fattn_compile_ctx *ctx, fattn_compile_item *item)
 {
-    job j = {ctx, item};
     set_key(ctx, item);
-    int was = fattn_error_set_quiet_thread(1); /* compile_job quiets its thread */
-    compile_job(&j);
+    int was = fattn_error_set_quiet_thread(1); /* run_compile quiets its thread */
+    run_compile(ctx->src, ctx->cuda_include, ctx->arch, ctx->shape, item);
     fattn_error_set_quiet_thread(was);
     if (!item->env_error)
         apply_gates(ctx, item);
@@ -104,6 +152,7 @@ void fattn_compile_one(const fattn_compile_ctx *ctx, fattn_compile_item *item)
 
 struct fattn_compiler {
     const fattn_compile_ctx *ctx;
+    inputs *in;
     fattn_pool *pool;
     fattn_compile_item **ready; /* cache hits, not yet taken */
     int nready, cap;
@@ -114,6 +163,7 @@ fattn_compiler *fattn_compiler_open(const fattn_compile_ctx *ctx)
 {
     fattn_compiler *c = fattn_xcalloc(1, sizeof *c);
     c->ctx = ctx;
+    c->in = inputs_new(ctx);
     return c;
 }
 
@@ -134,29 +184,49 @@ int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *it)
     }
     if (!c->pool)
         c->pool = fattn_pool_create(c->ctx->jobs);
-    job *j = fattn_xmalloc(sizeof *j);
-    j->ctx = c->ctx;
-    j->item = it;
+    job *j = fattn_xcalloc(1, sizeof *j);
+    j->in = c->in;
+    atomic_fetch_add(&c->in->refs, 1);
+    j->dest = it;
+    j->work = *it; /* its configuration and key; the entry is filled there */
+    memset(&j->work.entry, 0, sizeof j->work.entry);
     fattn_pool_submit(c->pool, compile_job, j);
     ++c->queued;
     return FATTN_OK;
 }
 
+/* A finished job's result moved into the caller's item, stored in the
+ * cache (*rc set to FATTN_EFAIL when that fails). */
+static fattn_compile_item *take(fattn_compiler *c, job *j, int *rc)
+{
+    fattn_compile_item *it = j->dest;
+    --c->queued;
+    *it = j->work;
+    inputs_release(j->in);
+    free(j);
+    if (!it->env_error && c->ctx->cache.arg && c->ctx->cache.put(c->ctx->cache.arg, &it->entry))
+        *rc = FATTN_EFAIL;
+    return it;
+}
+
 fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc)
 {
+    return fattn_compiler_next_until(c, 0, rc, NULL);
+}
+
+fattn_compile_item *fattn_compiler_next_until(fattn_compiler *c, double deadline_ms, int *rc, int *timed_out)
+{
     fattn_compile_item *it = NULL;
+    if (timed_out)
+        *timed_out = 0;
     if (c->nready) {
         it = c->ready[0];
         memmove(c->ready, c->ready + 1, (size_t)--c->nready * sizeof *c->ready);
     } else if (c->queued) {
-        job *j = fattn_pool_next(c->pool);
+        job *j = fattn_pool_next_until(c->pool, deadline_ms, timed_out);
         if (!j)
             return NULL;
-        --c->queued;
-        it = j->item;
-        free(j);
-        if (!it->env_error && c->ctx->cache.arg && c->ctx->cache.put(c->ctx->cache.arg, &it->entry))
-            *rc = FATTN_EFAIL;
+        it = take(c, j, rc);
     } else {
         return NULL;
     }
@@ -168,11 +238,6 @@ fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc)
 int fattn_compiler_pending(const fattn_compiler *c)
 {
     return c->nready + c->queued;
-}
-
-static void drop_job(void *arg)
-{
-    free(arg);
 }
 
 int fattn_compiler_cancel(fattn_compiler *c)
@@ -187,6 +252,15 @@ int fattn_compiler_cancel(fattn_compiler *c)
     return n;
 }
 
+static void compiler_free(fattn_compiler **cp)
+{
+    fattn_compiler *c = *cp;
+    inputs_release(c->in);
+    free(c->ready);
+    free(c);
+    *cp = NULL;
+}
+
 void fattn_compiler_close(fattn_compiler **cp)
 {
     fattn_compiler *c = *cp;
@@ -198,12 +272,42 @@ void fattn_compiler_close(fattn_compiler **cp)
         if (!j)
             break;
         --c->queued;
-        free(j);
+        drop_job(j);
     }
     fattn_pool_free(&c->pool);
-    free(c->ready);
-    free(c);
-    *cp = NULL;
+    compiler_free(cp);
+}
+
+int fattn_compiler_abandon(fattn_compiler **cp, int *rc)
+{
+    fattn_compiler *c = *cp;
+    if (!c)
+        return 0;
+    c->nready = 0;
+    int n = 0;
+    if (c->pool) {
+        /* What has finished is kept (in the cache); the rest is given up. */
+        job *j;
+        int late;
+        while (c->queued && (j = fattn_pool_next_until(c->pool, fattn_now_ms(), &late))) {
+            fattn_compile_item *it = take(c, j, rc);
+            fattn_compile_item_release(it);
+        }
+        n = c->queued;
+        fattn_pool_abandon(&c->pool, drop_job);
+    }
+    compiler_free(cp);
+    return n;
+}
+
+int fattn_compiles_abandoned(void)
+{
+    return fattn_pool_abandoned();
+}
+
+void fattn_compiles_wait_abandoned(void)
+{
+    fattn_pool_wait_abandoned();
 }
 
 int fattn_compile_batch(const fattn_compile_ctx *ctx, fattn_compile_item *items, int n, fattn_batch_stats *st)

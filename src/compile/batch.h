@@ -7,7 +7,9 @@
  * back, in finishing order, on its own thread: workers never touch the
  * database. A new compile result is stored in the cache (its own
  * transaction) before the caller sees it. While the caller works on one
- * item (runs it on the GPU, say), the pool compiles the next ones.
+ * item (runs it on the GPU, say), the pool compiles the next ones. A
+ * compile reads the compiler's own copy of the kernel source, so that one
+ * given up at a deadline may end after the caller has moved on.
  */
 #ifndef FATTN_COMPILE_BATCH_H
 #define FATTN_COMPILE_BATCH_H
@@ -60,6 +62,10 @@ int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *item);
  * when its new result cannot be stored in the cache. */
 fattn_compile_item *fattn_compiler_next(fattn_compiler *c, int *rc);
 
+/* The same, waiting for a compile no later than deadline_ms (fattn_now_ms()'s
+ * clock; 0: no deadline): NULL with *timed_out set when it passes first. */
+fattn_compile_item *fattn_compiler_next_until(fattn_compiler *c, double deadline_ms, int *rc, int *timed_out);
+
 /* Items submitted and not yet taken back. */
 int fattn_compiler_pending(const fattn_compiler *c);
 
@@ -69,6 +75,21 @@ int fattn_compiler_cancel(fattn_compiler *c);
 
 /* Waits for the running compiles and frees the compiler; sets *c to NULL. */
 void fattn_compiler_close(fattn_compiler **c);
+
+/* Frees the compiler without waiting (a deadline): compiles that have
+ * finished are stored in the cache (*rc set to FATTN_EFAIL when that
+ * fails), the queued ones dropped, and the running ones left to end on
+ * their own threads, their results dropped; none touches an item again.
+ * Returns how many compiles were given up (queued or running); sets *c to
+ * NULL. */
+int fattn_compiler_abandon(fattn_compiler **c, int *rc);
+
+/* Compiles given up by fattn_compiler_abandon and still running in this
+ * process; and a wait until none is (exit runs the libraries' destructors,
+ * NVRTC's among them: a process exits cleanly after the wait, or with
+ * _exit). */
+int fattn_compiles_abandoned(void);
+void fattn_compiles_wait_abandoned(void);
 
 typedef struct fattn_batch_stats {
     int total, finished, compiled, cache_hits, env_errors;

@@ -109,3 +109,17 @@ void fattn_kernel_src_release(fattn_kernel_src *ks)
     }
     memset(ks, 0, sizeof *ks);
 }
+
+void fattn_kernel_src_copy(const fattn_kernel_src *from, fattn_kernel_src *to)
+{
+    memset(to, 0, sizeof *to);
+    to->dir = from->dir ? fattn_xstrdup(from->dir) : NULL;
+    to->name = from->name ? fattn_xstrdup(from->name) : NULL;
+    to->text = from->text ? fattn_xstrdup(from->text) : NULL;
+    to->nheaders = from->nheaders;
+    for (int i = 0; i < from->nheaders; ++i) {
+        to->header_names[i] = fattn_xstrdup(from->header_names[i]);
+        to->header_texts[i] = fattn_xstrdup(from->header_texts[i]);
+    }
+    memcpy(to->hash, from->hash, sizeof to->hash);
+}

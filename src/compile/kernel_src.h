@@ -32,6 +32,9 @@ typedef struct fattn_kernel_src {
  * naming the path. */
 int fattn_kernel_src_load(const char *dir, const char *file, fattn_kernel_src *ks);
 
+/* A deep copy of `from` into *to (release it). */
+void fattn_kernel_src_copy(const fattn_kernel_src *from, fattn_kernel_src *to);
+
 /* Frees what ks holds and zeroes it; a zeroed source, or one whose load
  * failed, is released as well (nothing to free). */
 void fattn_kernel_src_release(fattn_kernel_src *ks);

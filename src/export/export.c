@@ -11,6 +11,7 @@
 #include "compile/nvrtc.h"
 #include "config.h"
 #include "export/table.h"
+#include "space/hardware.h"
 #include "store/read.h"
 #include "util/err.h"
 #include "util/escape.h"
@@ -19,6 +20,7 @@
 typedef struct best {
     long long study, trial;
     char *created, *command, *strategy, *arch, *device, *kernel_hash, *space_hash, *timing, *key, *cache_key;
+    char *evaluator;     /* "gpu", "replay" (the times a landscape's), or NULL (not recorded) */
     char *options;       /* the NVRTC options of the measured build (its compile-cache entry's) */
     char nvcc[512];      /* the nvcc flags that build the same: fattn_nvcc_flags(), without -D */
     char nvcc_full[768]; /* the same with the -D options */
@@ -45,6 +47,7 @@ static void best_release(best *b)
 {
     free(b->created), free(b->command), free(b->strategy), free(b->arch), free(b->device);
     free(b->kernel_hash), free(b->space_hash), free(b->timing), free(b->key), free(b->cache_key), free(b->options);
+    free(b->evaluator);
     free(b->conf_created), free(b->conf_baseline), free(b->conf_base_desc), free(b->conf_verdict);
     memset(b, 0, sizeof *b);
 }
@@ -170,6 +173,7 @@ static int load_best(fattn_store *s, long long study, best *b)
     b->smem = sqlite3_column_int(st, m + 5);
     b->cache_key = text(st, m + 6);
     b->options = text(st, m + 7);
+    b->evaluator = text(st, m + 9);
     sqlite3_finalize(st);
     const fattn_arch *a = fattn_arch_find(b->arch);
     if (!b->options && a) {
@@ -360,6 +364,10 @@ static void write_header(const best *b, FILE *out)
     fattn_c_comment(out, b->created);
     fprintf(out, ")\n * shape:   %s\n * arch:    ", shape);
     fattn_c_comment(out, b->arch);
+    /* A family built for the architecture-specific target names it: its cubin runs on that arch's GPUs only. */
+    const size_t alen = b->arch ? strlen(b->arch) : 0;
+    if (fam->arch_specific && alen && b->arch[alen - 1] != 'a')
+        fputs("a (an sm_90 GPU only: the kernel is built for the architecture-specific target)", out);
     fputs("\n * device:  ", out);
     fattn_c_comment(out, b->device ? b->device : "(none recorded)");
     fprintf(out, "\n * metric:  median %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s; trial %lld\n",
@@ -384,13 +392,29 @@ static void write_header(const best *b, FILE *out)
     }
     fputs(" * timing:  ", out);
     fattn_c_comment(out, b->timing ? b->timing : "(not recorded)");
+    /* Where the times came from: this study's GPU, or a landscape replayed (another run's, or invented). */
+    if (b->evaluator && !strcmp(b->evaluator, "replay"))
+        fputs("\n * times:   REPLAYED from a landscape file (the timing line names it), not measured by this "
+              "study:\n *          only as good as that file; measure before trusting them (fattn-tune confirm)",
+              out);
+    else if (b->evaluator && !strcmp(b->evaluator, "gpu"))
+        fputs("\n * times:   measured by this study on the device above", out);
+    char hw[600];
+    fattn_hw_status st;
+    fattn_hw_lookup(NULL, fam->name, b->kernel_hash, &st);
+    fattn_hw_describe(&st, hw, sizeof hw);
+    fputs("\n * hardware: ", out);
+    fattn_c_comment(out, hw);
     fputs("\n * config:  ", out);
     fattn_c_comment(out, b->key);
     fputs("\n * kernel:  sha256 ", out);
     fattn_c_comment(out, b->kernel_hash);
     fputs("\n * space:   sha256 ", out);
     fattn_c_comment(out, b->space_hash);
-    fputs("\n *\n * Build the kernel as fattn-tune measured it (NVRTC options ", out);
+    fputs(b->evaluator && !strcmp(b->evaluator, "replay")
+              ? "\n *\n * Build the kernel as fattn-tune compiled it (NVRTC options "
+              : "\n *\n * Build the kernel as fattn-tune measured it (NVRTC options ",
+          out);
     fattn_c_comment(out, b->options ? b->options : "(not recorded)");
     fputs(",\n * the -D options given as the FATTN_ definitions below):\n *   nvcc ", out);
     fattn_c_comment(out, b->nvcc[0] ? b->nvcc : "-arch=ARCH -std=c++17 --use_fast_math");

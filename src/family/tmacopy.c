@@ -84,6 +84,12 @@ static void tmacopy_reference_row(const fattn_shape *s, const uint16_t *q, const
         out[c] = (double)fattn_half_to_float(v[row * (size_t)s->head_dim + (size_t)c]);
 }
 
+static const fattn_family_fix tmacopy_fixes[] = {
+    {FATTN_R_TILING, "BOX_ROWS at most 256 (the family runs on sm_90, built for sm_90a)"},
+    {FATTN_R_SMEM_OVERFLOW, "a smaller BOX_ROWS, or raise --smem-limit"},
+    {0, NULL},
+};
+
 const fattn_family fattn_family_tmacopy = {
     .name = "tmacopy",
     .summary = "O = V through TMA tensor copies and an mbarrier (sm_90a): the Hopper paths of the family interface",
@@ -101,4 +107,5 @@ const fattn_family fattn_family_tmacopy = {
                   " * of dynamic shared memory, and the tensor maps of V and O as parameters: with\n"
                   " * FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds them and launches.\n"
                   " */\n",
+    .fixes = tmacopy_fixes,
 };

@@ -108,9 +108,10 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
     else
         fattn_verdict_set(&v[2], smem <= in->lim->smem_limit,
                           "Q %d x %d + %d slots of K and V %d x %d%s + mbarriers and 1024 B alignment = %u B %s "
-                          "limit %u B",
+                          "limit %u B%s",
                           bm, d, in->cfg->v[WG_STAGES], bn, d, in->cfg->v[WG_PV_RS] ? "" : " + P", smem,
-                          smem <= in->lim->smem_limit ? "within" : "over", in->lim->smem_limit);
+                          smem <= in->lim->smem_limit ? "within" : "over", in->lim->smem_limit,
+                          smem > in->lim->smem_limit ? " (the family is built for --smem-limit max)" : "");
     v[3].reason = FATTN_R_REGISTER_BUDGET;
     const unsigned need = consumer_regs_needed(d, bn), have = consumer_regs(bm / 64);
     if (v[1].pass != 1)
@@ -122,6 +123,16 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
                           d / 2, bn / 2, need, need <= have ? "within" : "over", have, bm / 64);
     return fattn_gates_collect(in, v, 4, first, all);
 }
+
+static const fattn_family_fix wgmma_fixes[] = {
+    {FATTN_R_TILING, "BLOCK_M 64, 128 or 192 (64 rows per consumer warpgroup), BLOCK_N a multiple of 16, a layout "
+                     "within the arch's opt-in maximum (a smaller BLOCK_N or STAGES); the family runs on sm_90 only "
+                     "(built for sm_90a), at D 64 or 128"},
+    {FATTN_R_SMEM_OVERFLOW, "--smem-limit max (the family is built for the opt-in maximum, 227 KiB on sm_90), or a "
+                            "smaller BLOCK_N or STAGES"},
+    {FATTN_R_REGISTER_BUDGET, "a smaller BLOCK_N, or more consumer warpgroups (BLOCK_M 128 or 192) at D = 128"},
+    {0, NULL},
+};
 
 const fattn_family fattn_family_wgmma = {
     .name = "wgmma",
@@ -141,4 +152,5 @@ const fattn_family fattn_family_wgmma = {
                   " * as parameters: with FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds them and\n"
                   " * launches.\n"
                   " */\n",
+    .fixes = wgmma_fixes,
 };

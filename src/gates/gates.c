@@ -99,6 +99,14 @@ const fattn_reason_info *fattn_reason(int r)
     return r > FATTN_R_NONE && r < FATTN_R_COUNT ? &reasons[r] : NULL;
 }
 
+const char *fattn_reason_fix(int r, const fattn_family *fam)
+{
+    for (const fattn_family_fix *f = fam ? fam->fixes : NULL; f && f->fix; ++f)
+        if (f->reason == r)
+            return f->fix;
+    return fattn_reason(r) ? fattn_reason(r)->fix : NULL;
+}
+
 int fattn_reason_find(const char *code)
 {
     for (int r = 1; r < FATTN_R_COUNT; ++r)

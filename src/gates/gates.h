@@ -69,6 +69,10 @@ typedef struct fattn_reason_info {
 /* Info for reason `r` (1 .. FATTN_R_COUNT-1). */
 const fattn_reason_info *fattn_reason(int r);
 
+/* The fix for reason `r` in family `fam`'s parameters: its own text, else
+ * the generic one (fam NULL: the generic one). */
+const char *fattn_reason_fix(int r, const fattn_family *fam);
+
 /* The reason whose code is `code`, or FATTN_R_NONE. */
 int fattn_reason_find(const char *code);
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "compile/batch.h"
+#include "space/hardware.h"
 #include "gates/gates.h"
 #include "gpu/device.h"
 #include "run/evaluator.h"
@@ -52,6 +53,11 @@ typedef struct fattn_target {
     fattn_filter filter;
     fattn_gate_limits lim;
     unsigned given; /* FATTN_GIVEN_* */
+    /* The family's kernel source and its hardware record, once
+     * fattn_target_hardware has read them (the reports then show them). */
+    int hw_known;
+    char kernel_file[256], kernel_hash[65];
+    fattn_hw_status hw;
 } fattn_target;
 
 void fattn_target_init(fattn_target *t);
@@ -72,6 +78,12 @@ enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
  * named) and the shared-memory limit, loads the space and reads the filter
  * against it. `cmd` names the command in the messages. */
 int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
+
+/* Reads the space's family kernel source (in kernel_dir, NULL: the
+ * default) for its hash, and the family's hardware record
+ * (space/hardware.h), into t->kernel_* and t->hw. Returns 0, or FATTN_EFAIL
+ * when the kernel cannot be read (reported). */
+int fattn_target_hardware(fattn_target *t, const char *kernel_dir);
 
 /* A usage error naming --shape and the device memory it needs (the count
  * never wrapped) when that is over the budget for t->lim.input_sets input

@@ -7,10 +7,10 @@
 #include "job/job.h"
 #include "util/err.h"
 
-static int rejected(const char *who, int reason, const fattn_verdict *v)
+static int rejected(const char *who, int reason, const fattn_verdict *v, const fattn_family *fam)
 {
     return fattn_error(FATTN_EFAIL, "%s is rejected by the %s gate: %s; fix: %s", who, fattn_reason(reason)->code,
-                       v->detail, fattn_reason(reason)->fix);
+                       v->detail, fattn_reason_fix(reason, fam));
 }
 
 int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char *who)
@@ -18,7 +18,7 @@ int fattn_gates_pass(const fattn_config *cfg, const fattn_target *t, const char 
     fattn_verdict v;
     fattn_gate_input in = {cfg, &t->shape, t->arch, &t->lim};
     int r = fattn_gates_static(&in, &v, NULL);
-    return r ? rejected(who, r, &v) : FATTN_OK;
+    return r ? rejected(who, r, &v, cfg->fam) : FATTN_OK;
 }
 
 int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compile_item *item)
@@ -26,7 +26,7 @@ int fattn_compile_pass(const fattn_compile_ctx *cc, const char *who, fattn_compi
     fattn_compile_one(cc, item);
     if (item->env_error)
         return fattn_error(FATTN_EFAIL, "%s: %s", who, item->env_msg);
-    return item->reason ? rejected(who, item->reason, &item->verdict) : FATTN_OK;
+    return item->reason ? rejected(who, item->reason, &item->verdict, item->cfg.fam) : FATTN_OK;
 }
 
 int fattn_probe_survivors(const fattn_target *t, const fattn_kernel_src *src, const char *include, const size_t *surv,

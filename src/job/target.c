@@ -2,10 +2,12 @@
  * target.c - the target a procedure works on: its space, shape, arch and
  * gate limits, validated and completed (job.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "job/job.h"
 #include "util/err.h"
+#include "util/fs.h"
 #include "util/misc.h"
 #include "util/paths.h"
 
@@ -94,6 +96,28 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
                 || (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space))))
             return rc;
     }
+    /* A family built for sm_90a runs on an sm_90 GPU only. */
+    if (t->space_loaded && t->arch && t->space.fam->arch_specific && t->arch->sm != 90)
+        return fattn_error(FATTN_EUSAGE,
+                           "%s: the %s family runs on sm_90 only (built for sm_90a); %s cannot run it: pass --arch "
+                           "sm_90, or a space of the mma family",
+                           t->space.label, t->space.fam->name, t->have_gpu ? "this GPU's arch" : t->arch->name);
+    return FATTN_OK;
+}
+
+int fattn_target_hardware(fattn_target *t, const char *kernel_dir)
+{
+    fattn_kernel_src src;
+    int rc = fattn_kernel_src_load(kernel_dir, t->space.fam->kernel_file, &src);
+    if (rc)
+        return rc;
+    char *path = fattn_path_join(src.dir, src.name);
+    snprintf(t->kernel_file, sizeof t->kernel_file, "%s", path);
+    free(path);
+    memcpy(t->kernel_hash, src.hash, sizeof t->kernel_hash);
+    fattn_hw_lookup(kernel_dir, t->space.fam->name, src.hash, &t->hw);
+    t->hw_known = 1;
+    fattn_kernel_src_release(&src);
     return FATTN_OK;
 }
 

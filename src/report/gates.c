@@ -18,6 +18,12 @@ static void print_context(const fattn_target *t, const char *space_label, FILE *
     fprintf(f, "shape:  %s\n", shape);
     fprintf(f, "arch:   %s, shared-memory limit %u B per block%s\n", t->arch->name, t->lim.smem_limit,
             t->have_gpu ? " (from the GPU)" : "");
+    if (t->hw_known) {
+        char hw[600];
+        fattn_hw_describe(&t->hw, hw, sizeof hw);
+        fprintf(f, "family: %s, kernel %s (sha256 %.12s), %s\n", t->space.fam->name, t->kernel_file, t->kernel_hash,
+                hw);
+    }
 }
 
 void fattn_report_gates(const fattn_target *t, const fattn_space_verdicts *sv, size_t nex, int format, FILE *f)
@@ -40,7 +46,7 @@ void fattn_report_gates(const fattn_target *t, const fattn_space_verdicts *sv, s
             fattn_space_config(&t->space, i, &c);
             fattn_config_key(&c, key);
             const char *cells[] = {fattn_reason(r)->code, shown++ ? "" : count, key, sv->v[i].detail,
-                                   fattn_reason(r)->fix};
+                                   fattn_reason_fix(r, t->space.fam)};
             fattn_rows_add(&rows, cells, numeric);
         }
         if (!shown) {
@@ -65,7 +71,7 @@ void fattn_report_gates(const fattn_target *t, const fattn_space_verdicts *sv, s
         for (int r = FATTN_R_FIRST_STATIC; r <= FATTN_R_LAST_STATIC; ++r)
             if (counts[r]) {
                 fprintf(f, "%s  %-20s %s; fix: %s\n", any++ ? "" : "\nWhat to change:\n", fattn_reason(r)->code,
-                        fattn_reason(r)->what, fattn_reason(r)->fix);
+                        fattn_reason(r)->what, fattn_reason_fix(r, t->space.fam));
             }
     } else {
         fattn_rows_print(f, &rows, format, 0);
@@ -91,7 +97,7 @@ void fattn_report_explain(const fattn_target *t, const fattn_config *cfg, const 
         if (r <= FATTN_R_LAST_STATIC && !(cfg->fam->static_gates >> r & 1u))
             continue;
         const char *cells[] = {fattn_reason(r)->code, verdict_word(x->all[r].pass), x->all[r].detail,
-                               x->all[r].pass == 0 ? fattn_reason(r)->fix : ""};
+                               x->all[r].pass == 0 ? fattn_reason_fix(r, cfg->fam) : ""};
         fattn_rows_add(&rows, cells, NULL);
     }
     if (format == FATTN_FMT_TABLE) {
@@ -102,7 +108,7 @@ void fattn_report_explain(const fattn_target *t, const fattn_config *cfg, const 
         rows.ncols = 4;
         if (x->first)
             fprintf(f, "\nRejected: %s (%s). Fix: %s\n", fattn_reason(x->first)->code, fattn_reason(x->first)->what,
-                    fattn_reason(x->first)->fix);
+                    fattn_reason_fix(x->first, cfg->fam));
         else
             fprintf(f, "\nPasses every gate%s.\n", x->compiled ? "" : " evaluated");
     } else {

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "run/compare.h"
 #include "export/export.h"
+#include "space/hardware.h"
 #include "gates/gates.h"
 #include "report/svg.h"
 #include "store/read.h"
@@ -126,6 +127,13 @@ static int study_table(fattn_store *s, long long study, FILE *f)
             fputs("</td></tr>\n", f);
         }
     }
+    fattn_hw_status hw;
+    char hwline[600];
+    fattn_hw_lookup(NULL, col(st, 20), col(st, 19), &hw);
+    fattn_hw_describe(&hw, hwline, sizeof hwline);
+    fprintf(f, "<tr><th>hardware</th><td id=\"hardware\" class=\"%s\">", hw.proven ? "proven" : "unproven");
+    fattn_html_escape(f, hwline);
+    fputs("</td></tr>\n", f);
     fprintf(f, "<tr><th>trials</th><td>%d stored, %d timed; search time %.1f s</td></tr>\n</table>\n",
             sqlite3_column_int(st, 17), sqlite3_column_int(st, 18), sqlite3_column_double(st, 15) / 1000.0);
     sqlite3_finalize(st);

@@ -36,12 +36,23 @@ void fattn_report_search(const fattn_search_report *rep, const char *strategy, c
                 p->best_trial);
     else
         fprintf(f, "\nbest: none measured\n");
+    const double earlier_ms = ran_ms - rep->run_ms; /* the study's runs before this one */
     switch (stop) {
     case FATTN_TUNE_TRIALS: fprintf(f, "stopped: --trials %ld reached\n", trials); break;
     case FATTN_TUNE_BUDGET:
-        if (ran_ms > budget_ms)
-            fprintf(f, "stopped: --budget %s spent; ran %.1f s, %.1f s over (the trial in flight)\n", budget,
+        if (p->tried == p->resumed && earlier_ms > 0)
+            fprintf(f,
+                    "stopped: --budget %s spent before this run's first trial (the study's earlier runs %.1f s, "
+                    "this run's start %.1f s); resume with a larger --budget to go on\n",
+                    budget, earlier_ms / 1000.0, rep->startup_ms / 1000.0);
+        else if (ran_ms > budget_ms + 50)
+            fprintf(f, "stopped: --budget %s spent; ran %.1f s, %.1f s over (the evaluation in flight)\n", budget,
                     ran_ms / 1000.0, (ran_ms - budget_ms) / 1000.0);
+        else if (p->abandoned)
+            fprintf(f,
+                    "stopped: --budget %s spent; ran %.1f s, to the end of it (the compiles running then given "
+                    "up)\n",
+                    budget, ran_ms / 1000.0);
         else
             fprintf(f,
                     "stopped: --budget %s spent; ran %.1f s, within it (another trial would not have ended "
@@ -51,6 +62,15 @@ void fattn_report_search(const fattn_search_report *rep, const char *strategy, c
     case FATTN_TUNE_INTERRUPTED: fprintf(f, "stopped: interrupted\n"); break;
     default: fprintf(f, "stopped: every survivor tried\n");
     }
+    /* Where this run's time went. */
+    fprintf(f,
+            "time: %.1f s this run: %.1f s before the first trial (gates, study), %.1f s waiting for compiles, "
+            "%.1f s evaluating, %.1f s in the strategy, %.1f s storing",
+            rep->run_ms / 1000.0, rep->startup_ms / 1000.0, p->wait_ms / 1000.0, p->eval_ms / 1000.0,
+            p->strategy_ms / 1000.0, p->store_ms / 1000.0);
+    if (p->abandoned)
+        fprintf(f, "; %d compile%s given up at the end", p->abandoned, p->abandoned == 1 ? "" : "s");
+    fputc('\n', f);
 }
 
 void fattn_report_search_progress(const fattn_tune_progress *p, int tty, double now, double deadline_ms, FILE *f)

@@ -20,7 +20,19 @@ void fattn_report_space(const fattn_target *t, size_t matching, int format, FILE
             fattn_json_string(f, t->filter_text);
         else
             fputs("null", f);
-        fprintf(f, ",\n  \"family\": \"%s\",\n  \"parameters\": {", t->space.fam->name);
+        fprintf(f, ",\n  \"family\": \"%s\",\n", t->space.fam->name);
+        if (t->hw_known) {
+            char hw[600];
+            fattn_hw_describe(&t->hw, hw, sizeof hw);
+            fputs("  \"kernel\": ", f);
+            fattn_json_string(f, t->kernel_file);
+            fprintf(f,
+                    ",\n  \"kernel_sha256\": \"%s\",\n  \"proven_on_hardware\": %s,\n  \"hardware\": ", t->kernel_hash,
+                    t->hw.proven ? "true" : "false");
+            fattn_json_string(f, hw);
+            fputs(",\n", f);
+        }
+        fprintf(f, "  \"parameters\": {");
         for (int p = 0, n = 0; p < t->space.fam->nparams; ++p) {
             if (!t->space.listed[p])
                 continue;
@@ -53,6 +65,11 @@ void fattn_report_space(const fattn_target *t, size_t matching, int format, FILE
         fprintf(f, "space:          %s (sha256 %.16s)\n", t->space.label, t->space.hash);
         fprintf(f, "family:         %s%s\n", t->space.fam->name,
                 t->space.family_named ? "" : " (the default: the space file names no \"family\")");
+        if (t->hw_known) {
+            char hw[600];
+            fattn_hw_describe(&t->hw, hw, sizeof hw);
+            fprintf(f, "kernel:         %s (sha256 %s)\nhardware:       %s\n", t->kernel_file, t->kernel_hash, hw);
+        }
         fprintf(f, "configurations: %zu\n", t->space.count);
         if (t->filter_text)
             fprintf(f, "matching:       %zu (%s)\n", matching, t->filter_text);

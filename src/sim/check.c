@@ -170,6 +170,7 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
     int rc = fattn_sim_kernel_build(src, cfg, shape->head_dim, shape->causal, cache_dir, &k, out->detail,
                                     sizeof out->detail);
     out->cache_hit = k.cache_hit;
+    out->cache_rebuilt = k.cache_rebuilt;
     out->compile_ms = k.compile_ms;
     if (rc < 0)
         return rc;

@@ -32,6 +32,7 @@ typedef struct fattn_sim_check {
     double rel_l2[FATTN_INPUT_SETS]; /* each set's relative L2 error; -1 where it was not compared */
     int ran;                         /* the launch ran (rep and num are meaningful) */
     int cache_hit;
+    int cache_rebuilt; /* the cached host build was damaged or foreign: built again */
     double compile_ms, run_ms;
     unsigned smem_bytes, threads, cluster;
 } fattn_sim_check;

@@ -46,8 +46,10 @@ char *fattn_sim_cache_dir(void)
         fattn_sb_adds(&sb, e);
     else if ((e = getenv("XDG_CACHE_HOME")) && *e)
         fattn_sb_addf(&sb, "%s/fattn-tune/sim", e);
-    else
-        fattn_sb_addf(&sb, "%s/.cache/fattn-tune/sim", getenv("HOME") ? getenv("HOME") : "/tmp");
+    else if ((e = getenv("HOME")) && *e)
+        fattn_sb_addf(&sb, "%s/.cache/fattn-tune/sim", e);
+    else /* no home: a folder of this user's own, never a shared one */
+        fattn_sb_addf(&sb, "/tmp/fattn-tune-sim-%u", (unsigned)geteuid());
     return fattn_sb_detach(&sb);
 }
 
@@ -187,15 +189,91 @@ static int mkdirs(const char *dir)
     for (char *s = p + 1; *s; ++s)
         if (*s == '/') {
             *s = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
                 free(p);
                 return -1;
             }
             *s = '/';
         }
-    int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+    int rc = mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
     free(p);
     return rc;
+}
+
+int fattn_sim_cache_private(const char *dir)
+{
+    struct stat st;
+    if (mkdirs(dir) != 0)
+        return fattn_error(FATTN_EFAIL, "simulator cache %s: cannot create it: %s", dir, strerror(errno));
+    if (lstat(dir, &st) != 0)
+        return fattn_error(FATTN_EFAIL, "simulator cache %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return fattn_error(FATTN_EFAIL, "simulator cache %s: not a folder; expected a folder of yours", dir);
+    if (st.st_uid != geteuid())
+        return fattn_error(FATTN_EFAIL,
+                           "simulator cache %s: belongs to user %u, not to you (%u); its entries would be loaded "
+                           "into fattn-tune: set FATTN_SIM_CACHE to a folder of yours",
+                           dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    if ((st.st_mode & 077) && chmod(dir, 0700) != 0)
+        return fattn_error(FATTN_EFAIL, "simulator cache %s: cannot make it private (0700): %s", dir, strerror(errno));
+    return FATTN_OK;
+}
+
+/* "SIZE SHA256" of a file, into out; -1 when it cannot be read. */
+static int digest(const char *path, char *out, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fattn_sha256 c;
+    unsigned char buf[65536], d[32];
+    char hex[65];
+    size_t got, size = 0;
+    fattn_sha256_init(&c);
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+        fattn_sha256_update(&c, buf, got);
+        size += got;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return -1;
+    fattn_sha256_final(&c, d);
+    fattn_hex(d, 32, hex);
+    snprintf(out, n, "%zu %s", size, hex);
+    return 0;
+}
+
+/* 1 when the entry `so` is what was built: its size and SHA-256 those its
+ * record (so.sum) holds. */
+static int entry_intact(const char *so, const char *sum)
+{
+    char want[128] = "", got[128];
+    FILE *f = fopen(sum, "r");
+    if (!f)
+        return 0;
+    int read = fgets(want, sizeof want, f) != NULL;
+    fclose(f);
+    want[strcspn(want, "\n")] = '\0';
+    return read && !digest(so, got, sizeof got) && !strcmp(want, got);
+}
+
+/* The record of a new entry, written whole (a temporary renamed). */
+static int write_sum(const char *built, const char *sum, const char *tmp)
+{
+    char d[128];
+    if (digest(built, d, sizeof d))
+        return -1;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int bad = fprintf(f, "%s\n", d) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, sum) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 static int load(const char *path, const char *name, fattn_sim_kernel *k, char *why, size_t why_size)
@@ -274,7 +352,7 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
     if (!dir)
         return fattn_error(FATTN_EFAIL, "kernel directory %s: %s", src->dir, strerror(errno));
     char *sim_dir = fattn_path_join(dir, "sim"), *kernel_path = fattn_path_join(dir, src->name);
-    char *so = NULL, *tmp = NULL, *cc = NULL;
+    char *so = NULL, *sum = NULL, *tmp = NULL, *sum_tmp = NULL, *cc = NULL;
     fattn_strbuf text, log;
     fattn_sb_init(&text);
     fattn_sb_init(&log);
@@ -320,18 +398,24 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         goto out;
     key_of(src, defp, ndefs, text.s, id, k->key);
 
-    if (mkdirs(cache_dir) != 0) {
-        rc = fattn_error(FATTN_EFAIL, "simulator cache %s: cannot create it: %s", cache_dir, strerror(errno));
+    if ((rc = fattn_sim_cache_private(cache_dir)))
         goto out;
-    }
     fattn_strbuf p;
     fattn_sb_init(&p);
     fattn_sb_addf(&p, "%s/%s.so", cache_dir, k->key);
     so = fattn_sb_detach(&p);
-    if (access(so, R_OK) == 0) {
-        k->cache_hit = 1;
-        rc = load(so, cfg->fam->kernel_name, k, why, why_size);
-        goto out;
+    fattn_sb_init(&p);
+    fattn_sb_addf(&p, "%s/%s.so.sum", cache_dir, k->key);
+    sum = fattn_sb_detach(&p);
+    if (access(so, F_OK) == 0) {
+        /* Loaded only when it is what was built: anything else (cut short,
+         * replaced, from an older fattn-tune without records) is built again. */
+        if (entry_intact(so, sum)) {
+            k->cache_hit = 1;
+            rc = load(so, cfg->fam->kernel_name, k, why, why_size);
+            goto out;
+        }
+        k->cache_rebuilt = 1; /* built again below: the rename replaces it (another process may be at it too) */
     }
 
     /* The translation unit: the kernel, and the simulator's hooks. */
@@ -384,9 +468,13 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         rc = 1;
         goto out;
     }
-    if (rename(tmp, so) != 0) {
-        unlink(tmp);
+    /* The record first, then the entry: an entry never lacks its record. */
+    fattn_sb_init(&p);
+    fattn_sb_addf(&p, "%s/%s.%ld.sum.tmp", cache_dir, k->key, (long)getpid());
+    sum_tmp = fattn_sb_detach(&p);
+    if (write_sum(tmp, sum, sum_tmp) != 0 || rename(tmp, so) != 0) {
         rc = fattn_error(FATTN_EFAIL, "simulator cache %s: %s", so, strerror(errno));
+        unlink(tmp);
         goto out;
     }
     rc = load(so, cfg->fam->kernel_name, k, why, why_size);
@@ -397,6 +485,8 @@ out:
     free(sim_dir);
     free(kernel_path);
     free(so);
+    free(sum);
+    free(sum_tmp);
     free(tmp);
     free(cc);
     return rc;

@@ -37,12 +37,22 @@ typedef struct fattn_sim_kernel {
     int sm90;            /* it uses kernels/fattn_prim_sm90.h (fattn_sim_sm90) */
     char key[65];
     int cache_hit;
+    int cache_rebuilt; /* the cached entry was not what was built: built again */
     double compile_ms; /* 0 on a cache hit */
 } fattn_sim_kernel;
 
 /* The cache folder: $FATTN_SIM_CACHE, else $XDG_CACHE_HOME/fattn-tune/sim,
- * else ~/.cache/fattn-tune/sim. The caller frees it. */
+ * else ~/.cache/fattn-tune/sim, else (no HOME) /tmp/fattn-tune-sim-UID. The
+ * caller frees it. The build below makes it private (0700) and refuses one
+ * another user owns; each entry (KEY.so) is loaded only when its size and
+ * SHA-256 are those recorded when it was built (KEY.so.sum), and is built
+ * again otherwise (cache_rebuilt: the caller says so). */
 char *fattn_sim_cache_dir(void);
+
+/* Makes the cache folder private to this user: created 0700 (a folder of
+ * theirs made 0700), and refused when another user owns it or it is not a
+ * folder (its entries are loaded into this process): FATTN_EFAIL, reported. */
+int fattn_sim_cache_private(const char *dir);
 
 /* Builds (or finds cached) and loads the host kernel of configuration cfg.
  * Returns 0; 1 when the kernel cannot be built for the host (inline PTX the

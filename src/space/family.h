@@ -100,6 +100,13 @@ int fattn_arg_kind_find(const char *name);
  * scale): fills out->args. */
 void fattn_launch_attention_args(fattn_launch *out);
 
+/* A family's own fix text for a gate reason (gates/gates.h's FATTN_R_*),
+ * in its own parameters. */
+typedef struct fattn_family_fix {
+    int reason;
+    const char *fix;
+} fattn_family_fix;
+
 typedef struct fattn_family {
     const char *name;    /* "mma"; every other family's keys start with it */
     const char *summary; /* one line */
@@ -129,6 +136,9 @@ typedef struct fattn_family {
      * parameter list (export/export.c). */
     const char *grid_rule[3];
     const char *launch_doc;
+    /* Fix texts of its own, ended by {0, NULL}; the gates' generic text
+     * (the mma family's parameters) for any reason not listed. NULL: none. */
+    const fattn_family_fix *fixes;
 } fattn_family;
 
 /* The families, first the default (mma); NULL-terminated (family/table.c). */

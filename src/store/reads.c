@@ -47,7 +47,8 @@ static const struct {
                         "trials"},
     [FATTN_READ_REJECTIONS] =
         {"SELECT reason, count(*) AS count, min(config_key) AS example, fattn_what(reason) AS what, "
-         "fattn_fix(reason) AS fix FROM trials WHERE study_id = ?1 AND status = 'rejected' "
+         "fattn_fix(reason, (SELECT family FROM studies WHERE id = ?1)) AS fix FROM trials WHERE study_id = ?1 "
+         "AND status = 'rejected' "
          "GROUP BY reason ORDER BY count(*) DESC, reason",
          "trials"},
     [FATTN_READ_CONFIRMATIONS] =
@@ -86,7 +87,7 @@ static const struct {
          "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "
          "t.cache_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.max_abs_err, t.norm_err, t.n_bad, "
          "t.rel_l2, t.numerics_inputs, t.numerics_seed, t.run_ms, t.validation_ms, t.benchmark_ms, t.strategy_ms, "
-         "fattn_fix(t.reason) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
+         "fattn_fix(t.reason, s.family) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
          "FROM trials t JOIN studies s ON s.id = t.study_id LEFT JOIN compile_cache c ON c.key = t.cache_key "
          "WHERE t.id = ?1",
          "the trial"},
@@ -108,7 +109,7 @@ static const struct {
     [FATTN_READ_STUDY] = {"SELECT id, created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, "
                           "causal, arch, device, evaluator, timing_method, search_ms, runs, (SELECT count(*) FROM "
                           "trials WHERE study_id = ?1), (SELECT count(*) FROM trials WHERE study_id = ?1 AND status "
-                          "= 'ok'), kernel_hash FROM studies WHERE id = ?1",
+                          "= 'ok'), kernel_hash, family FROM studies WHERE id = ?1",
                           "studies"},
     [FATTN_READ_LAST_CONFIRMATION] =
         {"SELECT id, config_key, baseline, base_desc, n, median_us, ci_lo_us, ci_hi_us, p90_us, base_median_us, "
@@ -144,8 +145,9 @@ static const struct {
         {"SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
          "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, "
          "t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
-         ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, s.family "
-         "FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = t.cache_key "
+         ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, s.family, "
+         "s.evaluator FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = "
+         "t.cache_key "
          "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
          "ORDER BY t.median_us, t.id LIMIT 1",
          "trials"},
@@ -187,15 +189,19 @@ int fattn_store_read(fattn_store *s, enum fattn_read r, const fattn_read_args *a
     return FATTN_OK;
 }
 
-/* fattn_what(REASON) and fattn_fix(REASON): a gate code's text and fix. */
+/* fattn_what(REASON) and fattn_fix(REASON [, FAMILY]): a gate code's text
+ * and fix (in the family's parameters when it is named). */
 static void reason_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const unsigned char *code = argc == 1 ? sqlite3_value_text(argv[0]) : NULL;
+    const unsigned char *code = argc >= 1 ? sqlite3_value_text(argv[0]) : NULL;
+    const unsigned char *family = argc == 2 ? sqlite3_value_text(argv[1]) : NULL;
     int r = code ? fattn_reason_find((const char *)code) : 0;
     const fattn_reason_info *info = fattn_reason(r);
     int fix = *(const int *)sqlite3_user_data(ctx);
     if (info)
-        sqlite3_result_text(ctx, fix ? info->fix : info->what, -1, SQLITE_STATIC);
+        sqlite3_result_text(
+            ctx, fix ? fattn_reason_fix(r, family ? fattn_family_find((const char *)family) : NULL) : info->what, -1,
+            SQLITE_STATIC);
     else
         sqlite3_result_null(ctx);
 }
@@ -205,8 +211,9 @@ void fattn_store_add_functions(sqlite3 *db)
     static const int what = 0, fix = 1;
     sqlite3_create_function(db, "fattn_what", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&what, reason_text, NULL,
                             NULL);
-    sqlite3_create_function(db, "fattn_fix", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&fix, reason_text, NULL,
-                            NULL);
+    for (int n = 1; n <= 2; ++n)
+        sqlite3_create_function(db, "fattn_fix", n, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&fix, reason_text, NULL,
+                                NULL);
 }
 
 /* The PRAGMAs that take an argument and only read: the argument names what

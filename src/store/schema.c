@@ -328,6 +328,9 @@ static const char *const migrations[] = {
     "ALTER TABLE trials_v10 RENAME TO trials;\n"
     "CREATE INDEX trials_by_status ON trials (study_id, status, reason);\n"
     "CREATE INDEX trials_by_time ON trials (study_id, median_us);\n",
+    /* v11: where a search run's time went, and the compiles it gave up at
+     * its end (tune/tune.h), as a JSON object: the study's last run. */
+    "ALTER TABLE studies ADD COLUMN last_run_json TEXT;\n",
 };
 
 int fattn_schema_latest(void)

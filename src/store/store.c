@@ -89,11 +89,12 @@ static int pragma_int(fattn_store *s, const char *sql, long long *out)
     return FATTN_OK;
 }
 
-/* A writer first asks SQLite's quick_check (every page read once: 0.16 s
+/* Every command first asks SQLite's quick_check (every page read once: 0.16 s
  * for a 96 MB file of 100,000 trials of 15 samples each, on 2 cores) whether
- * the file is intact: writing into a damaged database can lose what it
- * still holds. */
-static int intact(fattn_store *s)
+ * the file is intact: a writer refuses a damaged database (writing into it
+ * can lose what it still holds), a reader warns that what it shows may be
+ * incomplete or wrong. */
+static int intact(fattn_store *s, int reader)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
@@ -110,10 +111,15 @@ static int intact(fattn_store *s)
         for (char *p = line; *p; ++p)
             if (*p == '\n')
                 *p = ' ';
-        rc = fattn_error(FATTN_EFAIL,
-                         "database %s is damaged (SQLite's quick_check: %s); nothing written: restore a copy, "
-                         "or pass a new --db path",
-                         s->path, line);
+        if (reader)
+            fattn_warn("database %s is damaged (SQLite's quick_check: %s); what is shown may be incomplete or "
+                       "wrong: restore a copy",
+                       s->path, line);
+        else
+            rc = fattn_error(FATTN_EFAIL,
+                             "database %s is damaged (SQLite's quick_check: %s); nothing written: restore a copy, "
+                             "or pass a new --db path",
+                             s->path, line);
     }
     sqlite3_finalize(st);
     return rc;
@@ -330,12 +336,14 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
                         path, version, fattn_schema_latest());
             goto fail;
         }
+        if (intact(s, 1)) /* a damaged one is read, with a warning */
+            goto fail;
     } else {
         if (sqlite3_db_readonly(s->db, "main") == 1) {
             fattn_error(FATTN_EFAIL, "database %s is read-only; expected a writable file", path);
             goto fail;
         }
-        if (intact(s) || migrate(s, version))
+        if (intact(s, 0) || migrate(s, version))
             goto fail;
         if (set_wal(s) || fattn_store_exec(s, "PRAGMA synchronous = NORMAL"))
             goto fail;
@@ -493,6 +501,16 @@ int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
     if (fattn_store_prepare(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", &st))
         return FATTN_EFAIL;
     sqlite3_bind_double(st, 1, search_ms);
+    sqlite3_bind_int64(st, 2, id);
+    return fattn_store_step_done(s, st, "cannot update the study");
+}
+
+int fattn_store_study_last_run(fattn_store *s, long long id, const char *json)
+{
+    sqlite3_stmt *st;
+    if (fattn_store_prepare(s, "UPDATE studies SET last_run_json = ?1 WHERE id = ?2", &st))
+        return FATTN_EFAIL;
+    sqlite3_bind_text(st, 1, json, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, id);
     return fattn_store_step_done(s, st, "cannot update the study");
 }

@@ -102,6 +102,10 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
 /* A study's search time so far (call inside the transaction of a trial). */
 int fattn_store_study_time(fattn_store *s, long long id, double search_ms);
 
+/* Where the study's last search run spent its time, a JSON object
+ * (docs/schema.md, version 11). */
+int fattn_store_study_last_run(fattn_store *s, long long id, const char *json);
+
 /* FATTN_OK when no other process holds study `id` (its runner: none, or
  * one that no longer runs, killed -9 say); else FATTN_EFAIL with one line
  * naming the process (a runner on another host counts as holding it, since

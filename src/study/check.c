@@ -134,6 +134,11 @@ static int on_result(void *arg, size_t i, const fattn_sim_check *c)
     };
     if (fattn_store_sim_check_add(s->store, &rec))
         return FATTN_EFAIL;
+    if (c->cache_rebuilt && s->o->log)
+        fprintf(s->o->log,
+                "fattn-tune: simulator cache: the host build of %s was not what was built (size or SHA-256 differ "
+                "from its record, or none); built again\n",
+                key);
     fattn_check_outcome *o = &r->out[i];
     o->done = 1;
     snprintf(o->verdict, sizeof o->verdict, "%s", c->verdict);
@@ -178,7 +183,7 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
     if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))
         goto out;
     cache = fattn_sim_cache_dir();
-    if ((rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
+    if ((rc = fattn_sim_cache_private(cache)) || (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
         goto out;
     fattn_sim_run_rec rr = {
         .mode = p->mode,

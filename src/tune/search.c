@@ -109,6 +109,25 @@ static int resumed_key(void *arg, const char *key)
     return fattn_resume_has(arg, key);
 }
 
+/* Where this run's time went, stored with the study (docs/schema.md, v11). */
+static int last_run(fattn_store *store, const fattn_search_report *r)
+{
+    static const char *const stops[] = {
+        [FATTN_TUNE_EXHAUSTED] = "exhausted",
+        [FATTN_TUNE_TRIALS] = "trials",
+        [FATTN_TUNE_BUDGET] = "budget",
+        [FATTN_TUNE_INTERRUPTED] = "interrupted",
+    };
+    const fattn_tune_progress *p = &r->p;
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"stop\":\"%s\",\"run_ms\":%.1f,\"startup_ms\":%.1f,\"wait_ms\":%.1f,\"eval_ms\":%.1f,"
+             "\"strategy_ms\":%.1f,\"store_ms\":%.1f,\"abandoned_compiles\":%d}",
+             stops[r->stop], r->run_ms, r->startup_ms, p->wait_ms, p->eval_ms, p->strategy_ms, p->store_ms,
+             p->abandoned);
+    return fattn_store_study_last_run(store, r->study, json);
+}
+
 int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r)
 {
     const fattn_resume *res = o->resume;
@@ -196,6 +215,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     static volatile sig_atomic_t never;
     volatile sig_atomic_t *interrupted = o->interrupted ? o->interrupted : &never;
     long long seq = res ? res->next_seq : 0;
+    const double tc_spent = res ? res->search_ms : 0;
     r->study = res ? res->study : 0;
     if ((rc = res ? fattn_store_study_reopen(*store, r->study, o->args_json)
                   : fattn_store_study_begin(*store, &sr, &r->study)))
@@ -225,7 +245,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .max_trials = o->trials,
             .deadline_ms = o->budget_ms > 0 ? o->started_ms + o->budget_ms : 0,
             .t0_ms = o->started_ms > 0 ? o->started_ms : t0, /* the study's time: the whole run, as the budget */
-            .spent_ms = res ? res->search_ms : 0,
+            .spent_ms = tc_spent,
             .prior = res ? res->prior : NULL,
             .nprior = res ? res->nprior : 0,
             .ahead = 2 * o->jobs,
@@ -233,6 +253,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .progress = o->progress,
             .progress_arg = o->progress_arg,
         };
+        r->startup_ms = fattn_now_ms() - tc.t0_ms;
         rc = fattn_tune_run(&tc, &r->p, &r->stop);
         if (o->progress)
             o->progress(o->progress_arg, NULL);
@@ -240,9 +261,16 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     if (o->guard)
         o->guard(0);
     const char *status = rc ? "failed" : r->stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
-    if (fattn_store_study_end(*store, r->study, status) && !rc)
-        rc = FATTN_EFAIL;
     r->ended_ms = fattn_now_ms();
+    r->run_ms = r->ended_ms - (o->started_ms > 0 ? o->started_ms : t0);
+    /* Where the run's time went, the study's time to the end of this run
+     * (trials update it as they are stored; the end may come later), and
+     * the study's end, each written whatever became of the others. */
+    int failed = last_run(*store, r) != 0;
+    failed |= r->startup_ms > 0 && fattn_store_study_time(*store, r->study, tc_spent + r->run_ms) != 0;
+    failed |= fattn_store_study_end(*store, r->study, status) != 0;
+    if (failed && !rc)
+        rc = FATTN_EFAIL;
 out:
     fattn_evaluator_close(&ev);
     free(include);

@@ -45,7 +45,9 @@ typedef struct fattn_search_report {
     fattn_tune_progress p;
     int stop; /* enum fattn_tune_stop */
     char device[256], method[512];
-    double ended_ms; /* fattn_now_ms() when the study ended (before the worker is stopped) */
+    double ended_ms;   /* fattn_now_ms() when the study ended (before the worker is stopped) */
+    double startup_ms; /* this run, from the command's start to the loop's */
+    double run_ms;     /* this run, from the command's start to the study's end */
     /* A landscape's shape and arch, where the target took them: the target
      * points into them, so the report outlives the target's use. */
     char land_shape[64], land_arch[16];

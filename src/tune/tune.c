@@ -17,16 +17,27 @@ uint64_t fattn_numerics_seed(uint64_t study_seed, long long seq)
     return fattn_rng_next(&r);
 }
 
-static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long long *id)
+/* The time since t0 (ms), added to *total. */
+static double spent(double t0, double *total)
 {
-    if (fattn_store_begin(ctx->store))
-        return FATTN_EFAIL;
-    if (fattn_store_trial_add(ctx->store, r, id)
-        || fattn_store_study_time(ctx->store, ctx->study, ctx->spent_ms + fattn_now_ms() - ctx->t0_ms)) {
+    double d = fattn_now_ms() - t0;
+    *total += d;
+    return d;
+}
+
+static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long long *id, fattn_tune_progress *p)
+{
+    const double t0 = fattn_now_ms();
+    int rc = fattn_store_begin(ctx->store);
+    if (!rc
+        && (fattn_store_trial_add(ctx->store, r, id)
+            || fattn_store_study_time(ctx->store, ctx->study, ctx->spent_ms + fattn_now_ms() - ctx->t0_ms))) {
         fattn_store_rollback(ctx->store);
-        return FATTN_EFAIL;
+        rc = FATTN_EFAIL;
     }
-    return fattn_store_commit(ctx->store);
+    rc = rc ? rc : fattn_store_commit(ctx->store);
+    spent(t0, &p->store_ms);
+    return rc;
 }
 
 /* A trial record for a compiled item, before any evaluation. */
@@ -49,6 +60,9 @@ static void compiled_rec(const fattn_tune_ctx *ctx, fattn_compile_item *it, fatt
     r->blocks_per_sm = it->occ.blocks_per_sm;
     r->occupancy_limiter = it->occ.limiter;
 }
+
+/* The longest single wait for a compile: a signal is seen within it. */
+#define COMPILE_WAIT_SLICE_MS 250.0
 
 static int stop_reason(const fattn_tune_ctx *ctx, const fattn_tune_progress *p)
 {
@@ -172,6 +186,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         resume(ctx, cands, n, strat, p);
 
     double strategy_ms = 0, t; /* the strategy's time since the last trial stored */
+    int moved = 1;             /* a compile came back or a trial was stored since the strategy's last hints */
     for (;;) {
         int why = stop_reason(ctx, p);
         const int full = budget_full(ctx, gap_ms, svc_ms, lat_ms, pending);
@@ -184,7 +199,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         while (why < 0 && !budget_full(ctx, gap_ms, svc_ms, lat_ms, pending) && !exhausted && pending < win) {
             t = fattn_now_ms();
             long i = strat->ops->next(strat);
-            strategy_ms += fattn_now_ms() - t;
+            strategy_ms += spent(t, &p->strategy_ms);
             if (i == FATTN_STRATEGY_WAIT && pending) {
                 waiting = 1; /* it needs the outcomes in flight */
                 break;
@@ -210,14 +225,16 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
-        if (why < 0 && waiting && !full && strat->ops->hint && ctx->cc->cache.arg
+        const int hint_now = moved; /* not again on a wait's slice that brought nothing */
+        moved = 0;
+        if (why < 0 && waiting && hint_now && !full && strat->ops->hint && ctx->cc->cache.arg
             && fattn_compiler_pending(comp) < threads) {
             size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
             if (want > hint_cap)
                 hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
             t = fattn_now_ms();
             size_t nh = strat->ops->hint(strat, hints, want);
-            strategy_ms += fattn_now_ms() - t;
+            strategy_ms += spent(t, &p->strategy_ms);
             for (size_t k = 0; k < nh && fattn_compiler_pending(comp) < threads; ++k) {
                 size_t i = hints[k];
                 if (spec[i] != SPEC_NONE)
@@ -235,12 +252,23 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         if (!pending)
             break;
         if (!compiled[proposed[head]]) {
-            fattn_compile_item *done = fattn_compiler_next(comp, &rc);
+            /* Waited on in slices: a signal or the deadline ends the wait
+             * (the loop's top says which), the compile given up. */
+            int late = 0;
+            double until = fattn_now_ms() + COMPILE_WAIT_SLICE_MS;
+            if (ctx->deadline_ms > 0 && ctx->deadline_ms - ctx->spent_ms < until)
+                until = ctx->deadline_ms - ctx->spent_ms;
+            t = fattn_now_ms();
+            fattn_compile_item *done = fattn_compiler_next_until(comp, until, &rc, &late);
+            p->wait_ms += fattn_now_ms() - t;
+            if (!done && late && !rc)
+                continue;
             if (!done && !rc) /* a proposal nothing compiles: a fattn-tune bug */
                 rc = fattn_error(FATTN_EFAIL, "the search loop waits for a compile that was never submitted");
             if (!done || rc)
                 goto out;
             size_t d = (size_t)(done - items);
+            moved = 1;
             if (spec[d] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
                 spec[d] = SPEC_CACHED;
                 fattn_compile_item_release(done);
@@ -276,10 +304,10 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 ++p->errors;
             else
                 ++p->by_reason[it->reason];
-            rc = store_trial(ctx, &r, NULL);
+            rc = store_trial(ctx, &r, NULL, p);
             t = fattn_now_ms();
             strat->ops->observe(strat, idx, 0, 0);
-            strategy_ms += fattn_now_ms() - t;
+            strategy_ms += spent(t, &p->strategy_ms);
         } else {
             fattn_eval_result e;
             uint64_t seed = fattn_numerics_seed(ctx->seed, r.seq);
@@ -296,6 +324,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             eval_ms = fattn_now_ms();
             rc = fattn_evaluate(ctx->ev, &req, &e);
             eval_ms = fattn_now_ms() - eval_ms;
+            p->eval_ms += eval_ms;
             if (rc) {
                 fattn_eval_result_release(&e);
                 fattn_compile_item_release(it);
@@ -318,11 +347,11 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 ++p->errors;
             }
             long long trial;
-            rc = store_trial(ctx, &r, &trial);
+            rc = store_trial(ctx, &r, &trial, p);
             int ok = e.status == FATTN_EVAL_OK;
             t = fattn_now_ms();
             strat->ops->observe(strat, idx, ok, ok ? e.timing.median_us : 0);
-            strategy_ms += fattn_now_ms() - t;
+            strategy_ms += spent(t, &p->strategy_ms);
             if (ok && (p->best_us == 0 || e.timing.median_us < p->best_us)) {
                 p->best_us = e.timing.median_us;
                 p->best = e.timing;
@@ -332,6 +361,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             fattn_eval_result_release(&e);
         }
         ++p->tried;
+        moved = 1;
         fattn_compile_item_release(it);
         double now = fattn_now_ms();
         if (!lat_ms)
@@ -347,8 +377,11 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         if (rc)
             goto out;
     }
-out:
-    fattn_compiler_close(&comp);
+out:;
+    /* Nothing waited for past the end: what still compiles is given up. */
+    int cache_rc = FATTN_OK;
+    p->abandoned = fattn_compiler_abandon(&comp, &cache_rc);
+    rc = rc ? rc : cache_rc;
     free(spec);
     free(proposed);
     free(compiled);

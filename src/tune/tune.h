@@ -9,9 +9,12 @@
  * an error, or a measured time. Rejections cost no GPU time and do not count
  * toward the trial limit; the budget is wall time, compiles included, and a
  * bound: no candidate is proposed that would likely be recorded past it (by
- * the recent time from proposal to record), so a run ends within it plus
- * the trial in flight. Both limits are the study's: a resumed study counts
- * its earlier trials and time.
+ * the recent time from proposal to record); a compile still running at the
+ * deadline is given up, not waited for, so a run ends within it plus the
+ * evaluation in flight. Both limits are the study's: a resumed study counts
+ * its earlier trials and time. When the loop ends, compiles still running
+ * are given up (fattn_compiles_abandoned: the program exits after they end,
+ * or with _exit).
  */
 #ifndef FATTN_TUNE_TUNE_H
 #define FATTN_TUNE_TUNE_H
@@ -37,6 +40,12 @@ typedef struct fattn_tune_progress {
     fattn_timing best;
     double elapsed_ms; /* the study's search time, earlier runs included */
     size_t resumed;    /* trials taken from the database, not run again */
+    /* Where this run's loop spent its time (ms): waiting for a proposal's
+     * compile, on the evaluator, in the strategy, storing trials; and the
+     * compiles given up when it ended (queued or running: their results are
+     * not waited for). */
+    double wait_ms, eval_ms, strategy_ms, store_ms;
+    int abandoned;
 } fattn_tune_progress;
 
 enum fattn_tune_stop {

@@ -23,9 +23,10 @@ sql() { "$tool" -q query --db "${db:-fattn.db}" --format csv --sql "$1" | tail -
 fail() { echo "FAIL: $*" >&2; cat out.txt err.txt >&2 2>/dev/null || true; exit 1; }
 export FATTN_SIM_CACHE="$work/sim"
 
-# Gates: sm_89 has no TMA; at 48 KiB the 256-row box of D=128 does not fit.
-"$tool" gates --space "$space" --arch sm_89 --shape 2,8,500,128 >out.txt 2>err.txt || fail "gates sm_89"
-grep -q "6 configurations: 6 rejected, 0 survive" out.txt || fail "sm_89 rejects all"
+# Gates: sm_89 has no TMA (the family is refused there); at 48 KiB the 256-row box of D=128 does not fit.
+if "$tool" gates --space "$space" --arch sm_89 --shape 2,8,500,128 >out.txt 2>err.txt; then fail "gates sm_89"; fi
+grep -q "the tmacopy family runs on sm_90 only (built for sm_90a); sm_89 cannot run it" err.txt ||
+    fail "sm_89 refused"
 "$tool" gates --space "$space" --arch sm_90 --shape 2,8,500,128 >out.txt 2>err.txt || fail "gates sm_90"
 grep -q "6 configurations: 1 rejected, 5 survive" out.txt || fail "sm_90 at 48 KiB"
 
@@ -80,6 +81,10 @@ grep -q "^$best: " out.txt || fail "confirmed the best"
 grep -q "^#define FATTN_BOX_ROWS ${best#tmacopy-br}$" tuned.h || fail "the header's parameter"
 grep -q "^#define FATTN_TUNED_CONFIG \"$best\"$" tuned.h || fail "the header's config"
 grep -q "static inline CUresult fattn_tuned_launch" tuned.h || fail "the host launcher"
+grep -q '^ \* arch:    sm_90a (an sm_90 GPU only: the kernel is built for the architecture-specific target)$' tuned.h ||
+    fail "the header names sm_90a"
+grep -q '^ \* hardware: unproven on hardware: the family has never passed a device check on a GPU$' tuned.h ||
+    fail "the header's hardware record"
 if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
     cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c tuned.h 2>err.txt ||
         fail "the host launcher does not compile"

@@ -70,6 +70,17 @@ setup_readonly_folder_db() { mkdir ro && "$fixture" timed ro/fattn.db >/dev/null
 setup_kernels() { mkdir kernels && cp "$SRC"/kernels/*.cu "$SRC"/kernels/*.h kernels/; }
 # A syntax error at the end of the tunable kernel: every configuration fails alike.
 setup_broken_kernel() { setup_kernels; echo 'this is not C++;' >>kernels/fattn_fwd.cu; }
+# The kernels with a hardware record of their own source (src/space/hardware.h).
+setup_kernels_proven() {
+    setup_kernels
+    local hash
+    hash=$("$tool" space --kernel-dir kernels --format json | sed -n 's/^  "kernel_sha256": "\([0-9a-f]*\)",$/\1/p')
+    [ ${#hash} = 64 ] || exit 99
+    printf 'mma\t2026-12-01\tTest GPU 80GB\t%s\tthe test check\n' "$hash" >kernels/hardware-records.tsv
+    # A second copy whose records are of other sources only: its own is unproven.
+    mkdir old && cp kernels/*.cu kernels/*.h old/ &&
+        printf '# a comment\nmma\t2026-10-01\tOld GPU\t%064d\tan older check\nmma\t2026-11-01\tNewer GPU\t%064d\ta later check\nwgmma\t2026-12-01\tAny GPU\t%s\tanother family\nnot a record\n' 1 2 "$hash" >old/hardware-records.tsv || exit 99
+}
 setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
 setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }
 setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
