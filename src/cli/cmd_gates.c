@@ -54,9 +54,7 @@ static int handle(void *ctx, int opt, const char *arg)
 static int run_counts(cli_common *c, fattn_target *t, const gates_opts *o)
 {
     fattn_space_verdicts sv;
-    int was = fattn_error_set_quiet_thread(1); /* without its kernel, the gates are shown without the record */
     fattn_target_hardware(t, c->kernel_dir);
-    fattn_error_set_quiet_thread(was);
     fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &sv);
     if (o->list)
         fattn_report_configs(&t->space, sv.survivors, sv.nsurvivors, o->format, stdout);

@@ -76,9 +76,7 @@ int cmd_space(int argc, char **argv, cli_common *c)
     else if (o.list)
         fattn_report_configs(&t.space, indices, matching, o.format, stdout);
     else {
-        int was = fattn_error_set_quiet_thread(1); /* without its kernel, the space is shown without the record */
         fattn_target_hardware(&t, c->kernel_dir);
-        fattn_error_set_quiet_thread(was);
         fattn_report_space(&t, matching, o.format, stdout);
     }
     free(indices);

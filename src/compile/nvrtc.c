@@ -41,10 +41,7 @@ void fattn_options_build(fattn_options *o, const fattn_config *cfg, int head_dim
     fattn_strbuf key;
     fattn_sb_init(&key);
     o->n = 0;
-    /* A family built for the architecture-specific target (wgmma): sm_90a. */
-    const size_t len = strlen(a->name);
-    const int suffix = cfg && cfg->fam->arch_specific && len && a->name[len - 1] != 'a';
-    add(o, &key, "--gpu-architecture=%s%s", a->name, suffix ? "a" : "");
+    add(o, &key, "--gpu-architecture=%s%s", a->name, fattn_family_arch_suffix(cfg ? cfg->fam : NULL, a->name));
     add(o, &key, "-std=c++17");
     add(o, &key, "--use_fast_math");
     add(o, &key, "--ptxas-options=-v");

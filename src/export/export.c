@@ -365,8 +365,7 @@ static void write_header(const best *b, FILE *out)
     fprintf(out, ")\n * shape:   %s\n * arch:    ", shape);
     fattn_c_comment(out, b->arch);
     /* A family built for the architecture-specific target names it: its cubin runs on that arch's GPUs only. */
-    const size_t alen = b->arch ? strlen(b->arch) : 0;
-    if (fam->arch_specific && alen && b->arch[alen - 1] != 'a')
+    if (*fattn_family_arch_suffix(fam, b->arch))
         fputs("a (an sm_90 GPU only: the kernel is built for the architecture-specific target)", out);
     fputs("\n * device:  ", out);
     fattn_c_comment(out, b->device ? b->device : "(none recorded)");
@@ -393,13 +392,14 @@ static void write_header(const best *b, FILE *out)
     fputs(" * timing:  ", out);
     fattn_c_comment(out, b->timing ? b->timing : "(not recorded)");
     /* Where the times came from: this study's GPU, or a landscape replayed (another run's, or invented). */
-    if (b->evaluator && !strcmp(b->evaluator, "replay"))
+    const int replayed = b->evaluator && !strcmp(b->evaluator, "replay");
+    if (replayed)
         fputs("\n * times:   REPLAYED from a landscape file (the timing line names it), not measured by this "
               "study:\n *          only as good as that file; measure before trusting them (fattn-tune confirm)",
               out);
     else if (b->evaluator && !strcmp(b->evaluator, "gpu"))
         fputs("\n * times:   measured by this study on the device above", out);
-    char hw[600];
+    char hw[FATTN_HW_LINE_MAX];
     fattn_hw_status st;
     fattn_hw_lookup(NULL, fam->name, b->kernel_hash, &st);
     fattn_hw_describe(&st, hw, sizeof hw);
@@ -411,9 +411,8 @@ static void write_header(const best *b, FILE *out)
     fattn_c_comment(out, b->kernel_hash);
     fputs("\n * space:   sha256 ", out);
     fattn_c_comment(out, b->space_hash);
-    fputs(b->evaluator && !strcmp(b->evaluator, "replay")
-              ? "\n *\n * Build the kernel as fattn-tune compiled it (NVRTC options "
-              : "\n *\n * Build the kernel as fattn-tune measured it (NVRTC options ",
+    fputs(replayed ? "\n *\n * Build the kernel as fattn-tune compiled it (NVRTC options "
+                   : "\n *\n * Build the kernel as fattn-tune measured it (NVRTC options ",
           out);
     fattn_c_comment(out, b->options ? b->options : "(not recorded)");
     fputs(",\n * the -D options given as the FATTN_ definitions below):\n *   nvcc ", out);

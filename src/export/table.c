@@ -126,10 +126,10 @@ static void table_line(fattn_printer *p, int i, const char *const *cells, const 
     free(line);
 }
 
-/* The table's head and the held rows, the columns sized by them. */
-static void table_flush(fattn_printer *p)
+/* The table's column widths, from the names and the rows r (cells cut at
+ * max_width), and its head. */
+static void table_head(fattn_printer *p, const fattn_rows *r)
 {
-    fattn_rows *r = &p->held;
     p->w = fattn_xcalloc((size_t)(r->ncols ? r->ncols : 1), sizeof *p->w);
     for (int c = 0; c < r->ncols; ++c) {
         p->w[c] = (int)strlen(r->names[c]);
@@ -143,6 +143,13 @@ static void table_flush(fattn_printer *p)
     }
     table_line(p, -2, NULL, NULL);
     table_line(p, -1, NULL, NULL);
+}
+
+/* The table's head and the held rows, the columns sized by them. */
+static void table_flush(fattn_printer *p)
+{
+    fattn_rows *r = &p->held;
+    table_head(p, r);
     for (int i = 0; i < r->nrows; ++i)
         table_line(p, i, (const char *const *)r->cells[i], r->numeric[i]);
     fattn_rows_clear(r);
@@ -195,6 +202,8 @@ void fattn_printer_close(fattn_printer **pp)
 void fattn_rows_print(FILE *f, const fattn_rows *r, int format, int max_width)
 {
     fattn_printer *p = fattn_printer_open(f, format, max_width, 0, r->ncols, (const char *const *)r->names);
+    if (format == FATTN_FMT_TABLE) /* sized by the rows at hand: none held again */
+        table_head(p, r);
     for (int i = 0; i < r->nrows; ++i)
         fattn_printer_row(p, (const char *const *)r->cells[i], r->numeric[i]);
     fattn_printer_close(&p);

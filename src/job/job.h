@@ -14,10 +14,10 @@
 #include <stdio.h>
 
 #include "compile/batch.h"
-#include "space/hardware.h"
 #include "gates/gates.h"
 #include "gpu/device.h"
 #include "run/evaluator.h"
+#include "space/hardware.h"
 #include "space/space.h"
 #include "store/read.h"
 #include "target/arch.h"
@@ -81,8 +81,9 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
 
 /* Reads the space's family kernel source (in kernel_dir, NULL: the
  * default) for its hash, and the family's hardware record
- * (space/hardware.h), into t->kernel_* and t->hw. Returns 0, or FATTN_EFAIL
- * when the kernel cannot be read (reported). */
+ * (space/hardware.h), into t->kernel_* and t->hw (t->hw_known). Returns 0,
+ * or FATTN_EFAIL, not reported, when the kernel cannot be read: the
+ * reports then leave the record out. */
 int fattn_target_hardware(fattn_target *t, const char *kernel_dir);
 
 /* A usage error naming --shape and the device memory it needs (the count

@@ -108,7 +108,9 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
 int fattn_target_hardware(fattn_target *t, const char *kernel_dir)
 {
     fattn_kernel_src src;
+    int was = fattn_error_set_quiet_thread(1); /* without its kernel, a report is shown without the record */
     int rc = fattn_kernel_src_load(kernel_dir, t->space.fam->kernel_file, &src);
+    fattn_error_set_quiet_thread(was);
     if (rc)
         return rc;
     char *path = fattn_path_join(src.dir, src.name);

@@ -19,7 +19,7 @@ static void print_context(const fattn_target *t, const char *space_label, FILE *
     fprintf(f, "arch:   %s, shared-memory limit %u B per block%s\n", t->arch->name, t->lim.smem_limit,
             t->have_gpu ? " (from the GPU)" : "");
     if (t->hw_known) {
-        char hw[600];
+        char hw[FATTN_HW_LINE_MAX];
         fattn_hw_describe(&t->hw, hw, sizeof hw);
         fprintf(f, "family: %s, kernel %s (sha256 %.12s), %s\n", t->space.fam->name, t->kernel_file, t->kernel_hash,
                 hw);

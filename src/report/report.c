@@ -128,7 +128,7 @@ static int study_table(fattn_store *s, long long study, FILE *f)
         }
     }
     fattn_hw_status hw;
-    char hwline[600];
+    char hwline[FATTN_HW_LINE_MAX];
     fattn_hw_lookup(NULL, col(st, 20), col(st, 19), &hw);
     fattn_hw_describe(&hw, hwline, sizeof hwline);
     fprintf(f, "<tr><th>hardware</th><td id=\"hardware\" class=\"%s\">", hw.proven ? "proven" : "unproven");

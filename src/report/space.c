@@ -22,7 +22,7 @@ void fattn_report_space(const fattn_target *t, size_t matching, int format, FILE
             fputs("null", f);
         fprintf(f, ",\n  \"family\": \"%s\",\n", t->space.fam->name);
         if (t->hw_known) {
-            char hw[600];
+            char hw[FATTN_HW_LINE_MAX];
             fattn_hw_describe(&t->hw, hw, sizeof hw);
             fputs("  \"kernel\": ", f);
             fattn_json_string(f, t->kernel_file);
@@ -66,7 +66,7 @@ void fattn_report_space(const fattn_target *t, size_t matching, int format, FILE
         fprintf(f, "family:         %s%s\n", t->space.fam->name,
                 t->space.family_named ? "" : " (the default: the space file names no \"family\")");
         if (t->hw_known) {
-            char hw[600];
+            char hw[FATTN_HW_LINE_MAX];
             fattn_hw_describe(&t->hw, hw, sizeof hw);
             fprintf(f, "kernel:         %s (sha256 %s)\nhardware:       %s\n", t->kernel_file, t->kernel_hash, hw);
         }

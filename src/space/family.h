@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "target/shape.h"
 
@@ -152,6 +153,15 @@ const fattn_family *fattn_family_find(const char *name);
 
 /* "mma, tmacopy": the known families' names, for messages. */
 const char *fattn_family_names(void);
+
+/* "a" when family `f` builds for the architecture-specific target of the
+ * arch named `arch` (sm_90 -> sm_90a: wgmma, setmaxnreg) and the name does
+ * not say it already; "" otherwise (f NULL: the reference kernel). */
+static inline const char *fattn_family_arch_suffix(const fattn_family *f, const char *arch)
+{
+    const size_t len = arch ? strlen(arch) : 0;
+    return f && f->arch_specific && len && arch[len - 1] != 'a' ? "a" : "";
+}
 
 /* 1 when keys of family `f` start with its name (every family but mma). */
 static inline int fattn_family_named_keys(const fattn_family *f)

@@ -33,6 +33,9 @@ typedef struct fattn_hw_status {
  * more). A missing file is no record; malformed lines are skipped. */
 void fattn_hw_lookup(const char *kernel_dir, const char *family, const char *kernel_hash, fattn_hw_status *out);
 
+/* Room for fattn_hw_describe's line. */
+#define FATTN_HW_LINE_MAX 640
+
 /* One line for the user: "proven on hardware: DATE, GPU (CHECK)", or
  * "unproven on hardware: ... last passed ... with kernel HASH12 ..." or
  * "unproven on hardware: never run on a GPU". */

@@ -222,7 +222,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         goto out;
     if (o->guard)
         o->guard(1);
-    double t0 = fattn_now_ms();
+    const double run0 = o->started_ms > 0 ? o->started_ms : fattn_now_ms(); /* the run's time, as the budget's */
     rc = fattn_record_rejections(*store, t, &r->sv, r->study, &seq, res ? resumed_key : NULL, (void *)res, interrupted);
     if (!rc && !*interrupted) {
         fattn_compile_ctx cc = {.src = &src,
@@ -244,7 +244,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .seed = (uint64_t)m.seed,
             .max_trials = o->trials,
             .deadline_ms = o->budget_ms > 0 ? o->started_ms + o->budget_ms : 0,
-            .t0_ms = o->started_ms > 0 ? o->started_ms : t0, /* the study's time: the whole run, as the budget */
+            .t0_ms = run0,
             .spent_ms = tc_spent,
             .prior = res ? res->prior : NULL,
             .nprior = res ? res->nprior : 0,
@@ -262,7 +262,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         o->guard(0);
     const char *status = rc ? "failed" : r->stop == FATTN_TUNE_INTERRUPTED ? "interrupted" : "done";
     r->ended_ms = fattn_now_ms();
-    r->run_ms = r->ended_ms - (o->started_ms > 0 ? o->started_ms : t0);
+    r->run_ms = r->ended_ms - run0;
     /* Where the run's time went, the study's time to the end of this run
      * (trials update it as they are stored; the end may come later), and
      * the study's end, each written whatever became of the others. */
