@@ -4,6 +4,8 @@
  *   fixture_db timed PATH        a study whose trials carry timings: a TEST
  *                                FIXTURE, timings typed in here, not measured
  *                                (the GPU engine fills these columns for real)
+ *   fixture_db compiled PATH     a compile study beside: one configuration
+ *                                compiled, one rejected by the gates
  *   fixture_db version PATH N    set the schema version to N
  *   fixture_db foreign PATH      a SQLite database of another program
  *   fixture_db hostile PATH      two studies whose every text column holds
@@ -93,6 +95,47 @@ static int timed(const char *path)
     return 0;
 }
 
+static int compiled(const char *path)
+{
+    static const char *const keys[] = {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "bm32-bn32-bk16-w4-s1-u1-cp0-sw0-h0"};
+    fattn_store *s;
+    long long study, id;
+    if (fattn_store_open(path, FATTN_DB_WRITE, &s))
+        return 99;
+    fattn_study_rec sr = {.command = "compile",
+                          .strategy = "every survivor",
+                          .shape = {2, 8, 512, 64, 0},
+                          .arch = "sm_90",
+                          .nvrtc_version = "13.0",
+                          .space_path = "search/space.json",
+                          .space_hash = "fixture",
+                          .kernel_hash = "fixture",
+                          .limits_json = "{}",
+                          .argv = "fixture_db compiled"};
+    if (fattn_store_study_begin(s, &sr, &study))
+        return 99;
+    for (int i = 0; i < 2; ++i) {
+        fattn_config c;
+        if (fattn_config_parse(keys[i], "fixture", &c))
+            return 99;
+        fattn_trial_rec tr = {.study_id = study,
+                              .seq = i,
+                              .cfg = &c,
+                              .status = i ? "rejected" : "compiled",
+                              .reason = i ? "tiling" : NULL,
+                              .detail = "test fixture",
+                              .cache_key = i ? NULL : "fixture",
+                              .compile_ms = i ? -1 : 400};
+        if (fattn_store_trial_add(s, &tr, &id))
+            return 99;
+    }
+    if (fattn_store_study_end(s, study, "done"))
+        return 99;
+    fattn_store_close(&s);
+    printf("%lld\n", study);
+    return 0;
+}
+
 static int hostile_fixture(const char *path)
 {
     static const char *const strings[] = {
@@ -115,6 +158,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "timed") == 0)
         return timed(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "compiled") == 0)
+        return compiled(argv[2]);
     if (argc == 4 && strcmp(argv[1], "version") == 0) {
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA user_version = %d", atoi(argv[3]));
@@ -125,6 +170,6 @@ int main(int argc, char **argv)
                             "INSERT INTO customers (name) VALUES ('ada')");
     if (argc == 3 && strcmp(argv[1], "hostile") == 0)
         return hostile_fixture(argv[2]);
-    fprintf(stderr, "usage: fixture_db timed PATH | version PATH N | foreign PATH | hostile PATH\n");
+    fprintf(stderr, "usage: fixture_db timed PATH | compiled PATH | version PATH N | foreign PATH | hostile PATH\n");
     return 99;
 }

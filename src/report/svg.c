@@ -4,16 +4,30 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define W      640
-#define H      320
-#define LEFT   70
-#define RIGHT  20
-#define TOP    36
-#define BOTTOM 50
+/* A chart's size and its margins; the plot area is what they leave. */
+typedef struct frame {
+    int w, h, left, right, top, bottom;
+} frame;
+
+enum { WIDE, SMALL };
+static const frame frames[] = {
+    [WIDE] = {640, 340, 70, 24, 48, 62},
+    [SMALL] = {420, 280, 62, 16, 48, 62},
+};
+
+#define LANE 18 /* the lane under the plot area for points without a value */
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
+static const char *const ref_colors[] = {"#1a7f37", "#6f42c1", "#444"};
+
+static const char *color(size_t i)
+{
+    return colors[i % (sizeof colors / sizeof colors[0])];
+}
 
 /* A tick step of 1, 2 or 5 times a power of ten giving about 5 ticks. */
 static double nice_step(double span)
@@ -24,104 +38,362 @@ static double nice_step(double span)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-typedef struct axes {
-    double x0, x1, y0, y1;
-} axes;
+/* One axis's map from values to pixels p0 (at lo) .. p1 (at hi). */
+typedef struct scale {
+    double lo, hi;
+    int log;
+    double p0, p1;
+} scale;
 
-static double px(const axes *a, double x)
+static double at(const scale *s, double v)
 {
-    return LEFT + (x - a->x0) / (a->x1 - a->x0) * (W - LEFT - RIGHT);
+    double t = s->log ? (log10(v) - log10(s->lo)) / (log10(s->hi) - log10(s->lo)) : (v - s->lo) / (s->hi - s->lo);
+    return s->p0 + t * (s->p1 - s->p0);
 }
 
-static double py(const axes *a, double y)
+/* An extent: the smallest and largest of the values taken in (on a log
+ * axis only positive ones count). */
+typedef struct extent {
+    double lo, hi;
+    int log;
+} extent;
+
+static void take(extent *e, double v)
 {
-    return H - BOTTOM - (y - a->y0) / (a->y1 - a->y0) * (H - TOP - BOTTOM);
+    if (!isfinite(v) || (e->log && !(v > 0)))
+        return;
+    e->lo = fmin(e->lo, v), e->hi = fmax(e->hi, v);
 }
 
-static void open_svg(FILE *f, const char *id, const char *title)
+enum { MAX_TICKS = 24 };
+
+/* The scale's ends from the extent (and the axis's own lo and hi), made
+ * round: a linear axis to whole steps, a log axis padded; its ticks in t,
+ * their count returned. */
+static size_t fit(scale *s, const fattn_axis *a, extent e, double *t)
+{
+    take(&e, a->lo), take(&e, a->hi);
+    s->log = a->log;
+    size_t n = 0;
+    if (!s->log) {
+        if (!(e.hi >= e.lo))
+            e.lo = 0, e.hi = 1;
+        if (!(e.hi > e.lo))
+            e.hi = e.lo + (e.lo ? fabs(e.lo) * 0.1 : 1);
+        /* A little room at the ends, so that no point sits on the frame. */
+        const double pad = 0.03 * (e.hi - e.lo), step = nice_step(e.hi - e.lo + 2 * pad);
+        s->lo = e.lo == 0 ? 0 : floor((e.lo - pad) / step) * step, s->hi = ceil((e.hi + pad) / step) * step;
+        for (double v = s->lo; v <= s->hi + step * 1e-9 && n < MAX_TICKS; v += step)
+            t[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+        return n;
+    }
+    if (!(e.hi >= e.lo))
+        e.lo = 1, e.hi = 10;
+    if (!(e.hi > e.lo * 1.2))
+        e.lo /= 1.25, e.hi *= 1.25;
+    s->lo = e.lo / pow(e.hi / e.lo, 0.05), s->hi = e.hi * pow(e.hi / e.lo, 0.05);
+    static const double sets[][7] = {{1}, {1, 2, 5}, {1, 1.5, 2, 3, 5, 7}};
+    static const int lens[] = {1, 3, 6};
+    for (int k = 0; k < 3; ++k) {
+        n = 0;
+        for (double d = pow(10, floor(log10(s->lo))); d <= s->hi && n < MAX_TICKS; d *= 10)
+            for (int i = 0; i < lens[k] && n < MAX_TICKS; ++i)
+                if (sets[k][i] * d >= s->lo && sets[k][i] * d <= s->hi)
+                    t[n++] = sets[k][i] * d;
+        if (n >= 3)
+            return n;
+    }
+    /* Less than half a decade: about four linear steps on the log axis. */
+    double step = nice_step(1.5 * (s->hi - s->lo));
+    n = 0;
+    for (double v = ceil(s->lo / step) * step; v <= s->hi && n < MAX_TICKS; v += step)
+        t[n++] = v;
+    return n;
+}
+
+static void open_svg(FILE *f, const frame *fr, const char *id, const char *title)
 {
     fprintf(f,
             "<svg id=\"%s\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" "
             "height=\"%d\" role=\"img\">\n<title>",
-            id, W, H, W, H);
+            id, fr->w, fr->h, fr->w, fr->h);
     fattn_html_escape(f, title);
-    fprintf(f, "</title>\n<text x=\"%d\" y=\"20\" class=\"t\">", LEFT);
+    fprintf(f, "</title>\n<text x=\"%d\" y=\"18\" class=\"t\">", fr->left);
     fattn_html_escape(f, title);
     fputs("</text>\n", f);
 }
 
-/* Frame, ticks, grid and labels. */
-static void draw_axes(FILE *f, axes *a, const char *xlabel, const char *ylabel)
+static void text(FILE *f, double x, double y, const char *anchor, const char *s)
 {
-    if (!(a->x1 > a->x0))
-        a->x1 = a->x0 + 1;
-    if (!(a->y1 > a->y0))
-        a->y1 = a->y0 + 1;
-    double sx = nice_step(a->x1 - a->x0), sy = nice_step(a->y1 - a->y0);
-    a->y0 = floor(a->y0 / sy) * sy, a->y1 = ceil(a->y1 / sy) * sy;
-    fprintf(f,
-            "<g class=\"axes\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
-            LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
-    for (double x = ceil(a->x0 / sx) * sx; x <= a->x1 + sx * 1e-9; x += sx)
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
+    fattn_html_escape(f, s);
+    fputs("</text>\n", f);
+}
+
+/* The plot area's frame and the axis labels; with `lane`, the lane under
+ * it and its label. */
+static void draw_frame(FILE *f, const frame *fr, const char *xlabel, const char *ylabel, const char *lane)
+{
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n", fr->left,
+            fr->top, fr->w - fr->left - fr->right, fr->h - fr->top - fr->bottom);
+    if (lane) {
+        fprintf(f, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f6f6f6\"/>\n", fr->left,
+                fr->h - fr->bottom + 2, fr->w - fr->left - fr->right, LANE - 4);
+        text(f, fr->left - 6, fr->h - fr->bottom + LANE / 2 + 4, "end", lane);
+    }
+    text(f, (fr->left + fr->w - fr->right) / 2.0, fr->h - 10, "middle", xlabel);
+    fprintf(f, "<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">",
+            (fr->top + fr->h - fr->bottom) / 2);
+    fattn_html_escape(f, ylabel);
+    fputs("</text>\n", f);
+}
+
+static void x_ticks(FILE *f, const frame *fr, const scale *x, const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
                 "text-anchor=\"middle\">%g</text>\n",
-                px(a, x), TOP, px(a, x), H - BOTTOM, px(a, x), H - BOTTOM + 16, x);
-    for (double y = a->y0; y <= a->y1 + sy * 1e-9; y += sy)
+                at(x, t[i]), fr->top, at(x, t[i]), fr->h - fr->bottom, at(x, t[i]), fr->h - fr->bottom + LANE + 12,
+                t[i]);
+}
+
+static void y_ticks(FILE *f, const frame *fr, const scale *y, const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
         fprintf(f,
                 "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/><text x=\"%d\" y=\"%.1f\" "
                 "text-anchor=\"end\">%g</text>\n",
-                LEFT, py(a, y), W - RIGHT, py(a, y), LEFT - 6, py(a, y) + 4, y);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2, H - 12);
-    fattn_html_escape(f, xlabel);
-    fprintf(f, "</text>\n<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">",
-            (TOP + H - BOTTOM) / 2);
-    fattn_html_escape(f, ylabel);
-    fputs("</text>\n</g>\n", f);
+                fr->left, at(y, t[i]), fr->w - fr->right, at(y, t[i]), fr->left - 6, at(y, t[i]) + 4, t[i]);
 }
 
-static void legend(FILE *f, int x, int i, const char *name)
+/* Legend entries in a row under the title, wrapping. */
+typedef struct legend {
+    const frame *fr;
+    double x;
+    int row;
+} legend;
+
+static void legend_add(FILE *f, legend *l, const char *name, const char *col)
 {
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">", x,
-            TOP + 8 + 16 * i, colors[i % 6], x + 15, TOP + 17 + 16 * i);
-    fattn_html_escape(f, name);
-    fputs("</text>\n", f);
+    double w = 22 + 6.2 * (double)strlen(name);
+    if (l->x > l->fr->left && l->x + w > l->fr->w - l->fr->right)
+        l->x = l->fr->left, ++l->row;
+    int y = 26 + 12 * l->row;
+    fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>", l->x, y, col);
+    text(f, l->x + 14, y + 9, "start", name);
+    l->x += w;
 }
 
-void fattn_svg_lines(FILE *f, const char *id, const char *title, const char *xlabel, const char *ylabel,
-                     const fattn_series *s, size_t ns)
+/* Reference lines across the plot at y (horizontal) or x (vertical). */
+static void refs_draw(FILE *f, const frame *fr, const scale *sc, int vertical, const fattn_ref *r, size_t n)
 {
-    axes a = {INFINITY, -INFINITY, INFINITY, -INFINITY};
-    for (size_t k = 0; k < ns; ++k)
-        for (size_t i = 0; i < s[k].n; ++i) {
-            a.x0 = fmin(a.x0, s[k].x[i]), a.x1 = fmax(a.x1, s[k].x[i]);
-            a.y0 = fmin(a.y0, s[k].y[i]), a.y1 = fmax(a.y1, s[k].y[i]);
-        }
-    open_svg(f, id, title);
-    if (!isfinite(a.x0)) {
-        fputs("<text x=\"320\" y=\"160\" text-anchor=\"middle\" class=\"empty\">no timed trials</text>\n</svg>\n", f);
-        return;
-    }
-    a.x0 = fmin(a.x0, 0);
-    draw_axes(f, &a, xlabel, ylabel);
-    for (size_t k = 0; k < ns; ++k) {
-        if (!s[k].n)
+    for (size_t i = 0; i < n; ++i) {
+        if (!isfinite(r[i].v) || (sc->log && !(r[i].v > 0)))
             continue;
-        fprintf(f, "<polyline class=\"series\" data-series=\"");
-        fattn_html_escape(f, s[k].name);
-        fprintf(f, "\" data-points=\"%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", s[k].n,
-                colors[k % 6]);
-        for (size_t i = 0; i < s[k].n; ++i) {
-            if (i)
-                fprintf(f, " %.1f,%.1f", px(&a, s[k].x[i]), py(&a, s[k].y[i - 1]));
-            fprintf(f, " %.1f,%.1f", px(&a, s[k].x[i]), py(&a, s[k].y[i]));
+        const char *c = ref_colors[i < 3 ? i : 2];
+        double p = at(sc, r[i].v);
+        char label[160];
+        snprintf(label, sizeof label, "%s %.4g", r[i].name, r[i].v);
+        fprintf(f, "<line class=\"ref\" data-ref=\"");
+        fattn_html_escape(f, r[i].name);
+        if (vertical) {
+            fprintf(f,
+                    "\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"6 3\"/>\n",
+                    p, fr->top, p, fr->h - fr->bottom, c);
+            fprintf(f, "<text class=\"ref-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\" text-anchor=\"%s\">", p + 3,
+                    fr->top + 12 + 12 * (int)i, c, "start");
+        } else {
+            fprintf(f,
+                    "\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"6 3\"/>\n",
+                    fr->left, p, fr->w - fr->right, p, c);
+            fprintf(f, "<text class=\"ref-label\" x=\"%d\" y=\"%.1f\" fill=\"%s\" text-anchor=\"end\">",
+                    fr->w - fr->right - 4, p - 4, c);
         }
-        fputs("\"/>\n", f);
-        for (size_t i = 0; i < s[k].n; ++i)
-            fprintf(f, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n", px(&a, s[k].x[i]),
-                    py(&a, s[k].y[i]), colors[k % 6]);
-        legend(f, W - 230, (int)k, s[k].name);
+        fattn_html_escape(f, label);
+        fputs("</text>\n", f);
     }
+}
+
+/* A trial's mark: a dot, or a cross where marked (rejected). */
+static void point(FILE *f, const char *series, long long trial, int mark, double x, double y, const char *col)
+{
+    fprintf(f, "<%s class=\"pt%s\" data-series=\"", mark ? "path" : "circle", mark ? " rejected" : "");
+    fattn_html_escape(f, series);
+    fputs("\"", f);
+    if (trial)
+        fprintf(f, " data-trial=\"%lld\"", trial);
+    if (mark)
+        fprintf(f,
+                " d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.3\" fill=\"none\" "
+                "opacity=\"0.8\"/>\n",
+                x - 3, y - 3, col);
+    else
+        fprintf(f, " cx=\"%.1f\" cy=\"%.1f\" r=\"2.4\" fill=\"%s\" opacity=\"0.7\"/>\n", x, y, col);
+}
+
+/* The y of a point: its value, or the lane's middle. */
+static double point_y(const frame *fr, const scale *y, double v)
+{
+    return isfinite(v) && (!y->log || v > 0) ? at(y, v) : fr->h - fr->bottom + LANE / 2.0;
+}
+
+static int any_lane(const double *y, size_t n, int log)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!isfinite(y[i]) || (log && !(y[i] > 0)))
+            return 1;
+    return 0;
+}
+
+void fattn_svg_scatter(FILE *f, const char *id, const char *title, const fattn_axis *xa, const fattn_axis *ya,
+                       const fattn_points *s, size_t ns, const fattn_ref *refs, size_t nrefs)
+{
+    const frame *fr = &frames[WIDE];
+    extent ex = {INFINITY, -INFINITY, xa->log}, ey = {INFINITY, -INFINITY, ya->log};
+    int lane = 0;
+    for (size_t k = 0; k < ns; ++k) {
+        for (size_t i = 0; i < s[k].n; ++i)
+            take(&ex, s[k].x[i]), take(&ey, s[k].y[i]);
+        for (size_t i = 0; i < s[k].ns; ++i)
+            take(&ex, s[k].sx[i]), take(&ey, s[k].sy[i]);
+        lane |= any_lane(s[k].y, s[k].n, ya->log);
+    }
+    for (size_t i = 0; i < nrefs; ++i)
+        take(&ey, refs[i].v);
+    double tx[MAX_TICKS], ty[MAX_TICKS];
+    scale x = {.p0 = fr->left, .p1 = fr->w - fr->right}, y = {.p0 = fr->h - fr->bottom, .p1 = fr->top};
+    size_t ntx = fit(&x, xa, ex, tx), nty = fit(&y, ya, ey, ty);
+    open_svg(f, fr, id, title);
+    fputs("<g class=\"axes\">\n", f);
+    x_ticks(f, fr, &x, tx, ntx);
+    y_ticks(f, fr, &y, ty, nty);
+    draw_frame(f, fr, xa->label, ya->label, lane ? ya->lane : NULL);
+    fputs("</g>\n", f);
+    legend l = {fr, fr->left, 0};
+    for (size_t k = 0; k < ns; ++k) {
+        const fattn_points *p = &s[k];
+        if (p->ns) {
+            fputs("<polyline class=\"series\" data-series=\"", f);
+            fattn_html_escape(f, p->name);
+            fprintf(f, "\" data-points=\"%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", p->ns,
+                    color(k));
+            for (size_t i = 0; i < p->ns; ++i) {
+                if (i)
+                    fprintf(f, " %.1f,%.1f", at(&x, p->sx[i]), at(&y, p->sy[i - 1]));
+                fprintf(f, " %.1f,%.1f", at(&x, p->sx[i]), at(&y, p->sy[i]));
+            }
+            fputs("\"/>\n", f);
+        }
+        for (size_t i = 0; i < p->n; ++i)
+            point(f, p->name, p->trial ? p->trial[i] : 0, p->mark && p->mark[i], at(&x, p->x[i]),
+                  point_y(fr, &y, p->y[i]), color(k));
+        if (ns > 1)
+            legend_add(f, &l, p->name, color(k));
+    }
+    refs_draw(f, fr, &y, 0, refs, nrefs);
+    fputs("</svg>\n", f);
+}
+
+/* A point's offset across its category, the same on every run. */
+static double jitter(size_t i)
+{
+    uint32_t h = (uint32_t)i * 2654435761u;
+    h ^= h >> 15;
+    return (double)(h % 1001) / 1000.0 - 0.5;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void fattn_svg_strip(FILE *f, const char *id, const fattn_strip *s, const fattn_axis *ya, const fattn_ref *refs,
+                     size_t nrefs)
+{
+    const frame *fr = &frames[SMALL];
+    extent ey = {INFINITY, -INFINITY, ya->log};
+    for (size_t i = 0; i < s->n; ++i)
+        take(&ey, s->y[i]);
+    for (size_t i = 0; i < nrefs; ++i)
+        take(&ey, refs[i].v);
+    double ty[MAX_TICKS];
+    scale y = {.p0 = fr->h - fr->bottom, .p1 = fr->top};
+    size_t nty = fit(&y, ya, ey, ty);
+    const double plot = fr->w - fr->left - fr->right, band = plot / (double)(s->ncats ? s->ncats : 1);
+    const double spread = fmin(0.3 * band, 30);
+    char title[160];
+    snprintf(title, sizeof title, "%s", s->param);
+    open_svg(f, fr, id, title);
+    fputs("<g class=\"axes\">\n", f);
+    y_ticks(f, fr, &y, ty, nty);
+    for (size_t c = 0; c < s->ncats; ++c)
+        text(f, fr->left + band * ((double)c + 0.5), fr->h - fr->bottom + LANE + 12, "middle", s->cats[c]);
+    draw_frame(f, fr, s->param, ya->label, any_lane(s->y, s->n, ya->log) ? ya->lane : NULL);
+    fputs("</g>\n", f);
+    double *vals = malloc((s->n ? s->n : 1) * sizeof *vals);
+    for (size_t c = 0; c < s->ncats; ++c) {
+        const double mid = fr->left + band * ((double)c + 0.5);
+        size_t nv = 0;
+        for (size_t i = 0; i < s->n; ++i) {
+            if (s->cat[i] != (int)c)
+                continue;
+            point(f, s->param, s->trial ? s->trial[i] : 0, s->mark && s->mark[i], mid + jitter(i) * 2 * spread,
+                  point_y(fr, &y, s->y[i]), color(0));
+            if (vals && isfinite(s->y[i]) && (!ya->log || s->y[i] > 0))
+                vals[nv++] = s->y[i];
+        }
+        if (nv) {
+            qsort(vals, nv, sizeof *vals, by_value);
+            double m = nv % 2 ? vals[nv / 2] : 0.5 * (vals[nv / 2 - 1] + vals[nv / 2]);
+            fprintf(f,
+                    "<line class=\"cat-median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
+                    "stroke-width=\"2\"><title>median %.4g</title></line>\n",
+                    mid - spread - 4, at(&y, m), mid + spread + 4, at(&y, m), m);
+        }
+    }
+    free(vals);
+    refs_draw(f, fr, &y, 0, refs, nrefs);
+    fputs("</svg>\n", f);
+}
+
+void fattn_svg_ranges(FILE *f, const char *id, const char *title, const fattn_axis *xa, const char *const *labels,
+                      const double *lo, const double *mid, const double *hi, size_t n, const fattn_ref *refs,
+                      size_t nrefs)
+{
+    enum { ROW = 16 };
+    frame fr = {860, 0, 260, 40, 60, 44};
+    fr.h = fr.top + ROW * (int)(n ? n : 1) + fr.bottom;
+    extent ex = {INFINITY, -INFINITY, xa->log};
+    for (size_t i = 0; i < n; ++i)
+        take(&ex, lo[i]), take(&ex, mid[i]), take(&ex, hi[i]);
+    for (size_t i = 0; i < nrefs; ++i)
+        take(&ex, refs[i].v);
+    double tx[MAX_TICKS];
+    scale x = {.p0 = fr.left, .p1 = fr.w - fr.right};
+    size_t ntx = fit(&x, xa, ex, tx);
+    open_svg(f, &fr, id, title);
+    fputs("<g class=\"axes\">\n", f);
+    for (size_t i = 0; i < ntx; ++i)
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
+                "text-anchor=\"middle\">%g</text>\n",
+                at(&x, tx[i]), fr.top, at(&x, tx[i]), fr.h - fr.bottom, at(&x, tx[i]), fr.h - fr.bottom + 14, tx[i]);
+    draw_frame(f, &fr, xa->label, "", NULL);
+    fputs("</g>\n", f);
+    for (size_t i = 0; i < n; ++i) {
+        double y = fr.top + ROW * ((double)i + 0.5);
+        text(f, fr.left - 6, y + 4, "end", labels[i]);
+        fputs("<line class=\"range\" data-series=\"", f);
+        fattn_html_escape(f, labels[i]);
+        fprintf(f, "\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+                at(&x, lo[i]), y, fmax(at(&x, hi[i]), at(&x, lo[i]) + 1), y, color(0));
+        fprintf(f, "<circle class=\"mid\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"#222\"/>\n", at(&x, mid[i]), y);
+    }
+    refs_draw(f, &fr, &x, 1, refs, nrefs);
     fputs("</svg>\n", f);
 }
 
@@ -129,19 +401,15 @@ void fattn_svg_histograms(FILE *f, const char *id, const char *title, const char
                           const fattn_hist_side *b)
 {
     enum { BINS = 30 };
+    const frame *fr = &frames[WIDE];
     const fattn_hist_side *side[2] = {a, b};
-    double lo = INFINITY, hi = -INFINITY;
+    extent ex = {INFINITY, -INFINITY, 0};
     for (int k = 0; k < 2; ++k)
         for (size_t i = 0; i < side[k]->n; ++i)
-            lo = fmin(lo, side[k]->v[i]), hi = fmax(hi, side[k]->v[i]);
-    open_svg(f, id, title);
-    if (!isfinite(lo)) {
-        fputs("<text x=\"320\" y=\"160\" text-anchor=\"middle\" class=\"empty\">no samples</text>\n</svg>\n", f);
-        return;
-    }
-    if (!(hi > lo))
-        hi = lo + 1e-3;
-    double width = (hi - lo) / BINS;
+            take(&ex, side[k]->v[i]);
+    if (!(ex.hi >= ex.lo))
+        ex.lo = 0, ex.hi = 1;
+    const double lo = ex.lo, hi = ex.hi > ex.lo ? ex.hi : ex.lo + 1e-3, width = (hi - lo) / BINS;
     int count[2][BINS] = {{0}}, top = 1;
     for (int k = 0; k < 2; ++k)
         for (size_t i = 0; i < side[k]->n; ++i) {
@@ -150,55 +418,64 @@ void fattn_svg_histograms(FILE *f, const char *id, const char *title, const char
             if (++count[k][bin] > top)
                 top = count[k][bin];
         }
-    axes ax = {lo, hi, 0, top * 1.35}; /* headroom for the legend */
-    draw_axes(f, &ax, xlabel, "samples per bin");
+    const fattn_axis xa = {xlabel, 0, lo, hi}, ya = {"samples per bin", 0, 0, top * 1.15};
+    double tx[MAX_TICKS], ty[MAX_TICKS];
+    scale x = {.p0 = fr->left, .p1 = fr->w - fr->right}, y = {.p0 = fr->h - fr->bottom, .p1 = fr->top};
+    size_t ntx = fit(&x, &xa, (extent){lo, hi, 0}, tx), nty = fit(&y, &ya, (extent){0, top * 1.15, 0}, ty);
+    open_svg(f, fr, id, title);
+    fputs("<g class=\"axes\">\n", f);
+    x_ticks(f, fr, &x, tx, ntx);
+    y_ticks(f, fr, &y, ty, nty);
+    draw_frame(f, fr, xa.label, ya.label, NULL);
+    fputs("</g>\n", f);
+    legend l = {fr, fr->left, 0};
     for (int k = 0; k < 2; ++k) {
         const fattn_hist_side *s = side[k];
-        fprintf(f, "<rect class=\"ci\" data-series=\"");
+        fputs("<rect class=\"ci\" data-series=\"", f);
         fattn_html_escape(f, s->name);
         fprintf(f, "\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" opacity=\"0.15\"/>\n",
-                px(&ax, s->lo), TOP, fmax(1.0, px(&ax, s->hi) - px(&ax, s->lo)), H - TOP - BOTTOM, colors[k]);
+                at(&x, s->lo), fr->top, fmax(1.0, at(&x, s->hi) - at(&x, s->lo)), fr->h - fr->top - fr->bottom,
+                color(k));
         for (int i = 0; i < BINS; ++i)
             if (count[k][i])
                 fprintf(f,
                         "<rect class=\"bar\" data-series=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                         "fill=\"%s\" opacity=\"0.6\"/>\n",
-                        k ? "baseline" : "candidate", px(&ax, lo + i * width), py(&ax, count[k][i]),
-                        px(&ax, lo + (i + 1) * width) - px(&ax, lo + i * width), py(&ax, 0) - py(&ax, count[k][i]),
-                        colors[k]);
+                        k ? "baseline" : "candidate", at(&x, lo + i * width), at(&y, count[k][i]),
+                        at(&x, lo + (i + 1) * width) - at(&x, lo + i * width), at(&y, 0) - at(&y, count[k][i]),
+                        color(k));
         fprintf(
             f,
             "<line class=\"median\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-            px(&ax, s->median), TOP, px(&ax, s->median), H - BOTTOM, colors[k]);
+            at(&x, s->median), fr->top, at(&x, s->median), fr->h - fr->bottom, color(k));
         char name[300];
         snprintf(name, sizeof name, "%s: median %.3f us, 95%% CI %.3f-%.3f, n=%zu", s->name, s->median, s->lo, s->hi,
                  s->n);
-        legend(f, LEFT + 8, k, name);
+        legend_add(f, &l, name, color(k));
     }
     fputs("</svg>\n", f);
 }
 
 void fattn_svg_bars(FILE *f, const char *id, const char *title, const char *const *labels, const double *v, size_t n)
 {
-    open_svg(f, id, title);
-    if (!n) {
-        fputs("<text x=\"320\" y=\"160\" text-anchor=\"middle\" class=\"empty\">nothing rejected</text>\n</svg>\n", f);
-        return;
-    }
+    enum { ROW = 22 };
+    frame fr = {640, 0, 150, 70, 32, 12};
+    fr.h = fr.top + ROW * (int)(n ? n : 1) + fr.bottom;
+    open_svg(f, &fr, id, title);
     double top = 0;
     for (size_t i = 0; i < n; ++i)
         top = fmax(top, v[i]);
-    double row = (double)(H - TOP - 20) / (double)n, left = 150, span = W - left - 70;
+    const double span = fr.w - fr.left - fr.right;
     for (size_t i = 0; i < n; ++i) {
-        double y = TOP + row * (double)i, w = top > 0 ? v[i] / top * span : 0;
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + row / 2 + 4);
-        fattn_html_escape(f, labels[i]);
-        fprintf(f, "</text><rect class=\"bar\" data-series=\"");
+        double y = fr.top + ROW * (double)i, w = top > 0 ? v[i] / top * span : 0;
+        text(f, fr.left - 6, y + ROW / 2.0 + 4, "end", labels[i]);
+        fputs("<rect class=\"bar\" data-series=\"", f);
         fattn_html_escape(f, labels[i]);
         fprintf(f,
-                "\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/><text x=\"%.1f\" "
+                "\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/><text x=\"%.1f\" "
                 "y=\"%.1f\">%g</text>\n",
-                left, y + row * 0.15, fmax(w, 1), row * 0.7, colors[0], left + w + 4, y + row / 2 + 4, v[i]);
+                fr.left, y + ROW * 0.15, fmax(w, 1), ROW * 0.7, color(0), fr.left + fmax(w, 1) + 4, y + ROW / 2.0 + 4,
+                v[i]);
     }
     fputs("</svg>\n", f);
 }

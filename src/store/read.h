@@ -65,11 +65,10 @@ enum fattn_read {
     FATTN_READ_LANDSCAPE_HEAD, /* ?1 a study: what its landscape's header says */
     FATTN_READ_LANDSCAPE,      /* ?1 a study: every trial's verdict and times */
     /* the report, ?1 a study */
-    FATTN_READ_CURVE, /* each trial's status, time and seconds since the first */
+    FATTN_READ_REPORT_TRIALS, /* every trial's outcome, times, resources and seconds since the first */
     FATTN_READ_STUDY,
     FATTN_READ_LAST_CONFIRMATION,    /* the latest measured */
     FATTN_READ_CONFIRMATION_SAMPLES, /* ?1 a confirmation */
-    FATTN_READ_REJECTION_COUNTS,
     FATTN_READ_TOP10,
     /* the export, ?1 a study */
     FATTN_READ_CONFIRMED_KEY,   /* the key its confirmations found fastest */

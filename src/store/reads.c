@@ -102,10 +102,13 @@ static const struct {
                               "GROUP BY config_key ORDER BY config_key",
                               "the trials"},
     /* report/report.c */
-    [FATTN_READ_CURVE] = {"SELECT t.status, t.reason, t.median_us, (julianday(t.created_at) - julianday((SELECT "
-                          "min(created_at) FROM trials WHERE study_id = ?1))) * 86400.0, s.strategy FROM trials t "
-                          "JOIN studies s ON s.id = t.study_id WHERE t.study_id = ?1 ORDER BY t.seq",
-                          "trials"},
+    [FATTN_READ_REPORT_TRIALS] =
+        {"SELECT t.id, t.status, t.reason, t.median_us, t.p10_us, t.p90_us, (julianday(t.created_at) - f.first) * "
+         "86400.0, t.compile_ms, t.registers, t.params_json, t.config_key, (julianday(s.finished_at) - f.first) * "
+         "86400.0, t.spill_stores, t.smem_static + coalesce(t.smem_dynamic, 0), t.occupancy, t.cache_hit FROM trials "
+         "t JOIN studies s ON s.id = t.study_id, (SELECT min(julianday(created_at)) AS first "
+         "FROM trials WHERE study_id = ?1) f WHERE t.study_id = ?1 ORDER BY t.seq",
+         "trials"},
     [FATTN_READ_STUDY] = {"SELECT id, created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, "
                           "causal, arch, device, evaluator, timing_method, search_ms, runs, (SELECT count(*) FROM "
                           "trials WHERE study_id = ?1), (SELECT count(*) FROM trials WHERE study_id = ?1 AND status "
@@ -120,9 +123,6 @@ static const struct {
     [FATTN_READ_CONFIRMATION_SAMPLES] = {"SELECT side, us FROM confirmation_samples WHERE confirmation_id = ?1 "
                                          "ORDER BY side, idx",
                                          "confirmation samples"},
-    [FATTN_READ_REJECTION_COUNTS] = {"SELECT coalesce(reason, status), count(*) AS c FROM trials WHERE study_id = ?1 "
-                                     "AND status IN ('rejected', 'error') GROUP BY 1 ORDER BY c DESC, 1",
-                                     "trials"},
     [FATTN_READ_TOP10] =
         {"SELECT t.id, t.config_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.registers, t.occupancy, "
          "t.rel_l2, (SELECT printf('%.3f (%s vs %s)', c.median_us, c.verdict, c.baseline) FROM confirmations c "

@@ -635,7 +635,7 @@ int fattn_store_set_ended(fattn_store *s, const char *sql, long long id, const c
     char now[32];
     if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
-    fattn_utc_now(now);
+    fattn_utc_now_ms(now);
     fattn_store_bind_text(st, 1, status);
     fattn_store_bind_text(st, 2, now);
     sqlite3_bind_int64(st, 3, id);
@@ -664,7 +664,7 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
     fattn_config_key(r->cfg, key);
-    fattn_utc_now(now);
+    fattn_utc_now_ms(now);
     sqlite3_bind_int64(st, 1, r->study_id);
     sqlite3_bind_int64(st, 2, r->seq);
     fattn_store_bind_text(st, 3, key);

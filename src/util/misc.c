@@ -27,6 +27,17 @@ void fattn_utc_now(char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void fattn_utc_now_ms(char out[32])
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char sec[24];
+    strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, 32, "%s.%03dZ", sec, (int)(ts.tv_nsec / 1000000));
+}
+
 void fattn_rng_seed(fattn_rng *r, uint64_t seed)
 {
     r->state = seed;

@@ -13,6 +13,11 @@ double fattn_now_ms(void);
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
 void fattn_utc_now(char out[32]);
 
+/* The same to the millisecond, "YYYY-MM-DDTHH:MM:SS.mmmZ" (ISO 8601, as
+ * SQLite's date functions read it): a trial's time, so that the report can
+ * place trials in wall time. */
+void fattn_utc_now_ms(char out[32]);
+
 /* splitmix64: a small, seeded, reproducible random stream. */
 typedef struct fattn_rng {
     uint64_t state;

@@ -52,6 +52,7 @@ field() { sed -n "s/^$1: //p" "$case_file"; }
 # Setups.
 setup_db() { "$tool" -q compile --arch sm_90 --shape 2,8,512,64 --filter BLOCK_M=32,NUM_WARPS=8 --db fattn.db >/dev/null || exit 99; }
 setup_timed_db() { "$fixture" timed fattn.db >/dev/null || exit 99; }
+setup_mixed_db() { setup_timed_db; "$fixture" compiled fattn.db >/dev/null || exit 99; }
 setup_corrupt_db() { head -c 8192 /dev/urandom >fattn.db; }
 setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
 setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
