@@ -4,8 +4,9 @@
  *   fixture_db timed PATH        a study whose trials carry timings: a TEST
  *                                FIXTURE, timings typed in here, not measured
  *                                (the GPU engine fills these columns for real)
- *   fixture_db compiled PATH     a compile study beside: one configuration
- *                                compiled, one rejected by the gates
+ *   fixture_db compiled PATH     a compile study beside: two configurations
+ *                                compiled (one with a parameter named in
+ *                                markup), one rejected by the gates
  *   fixture_db version PATH N    set the schema version to N
  *   fixture_db foreign PATH      a SQLite database of another program
  *   fixture_db hostile PATH      two studies whose every text column holds
@@ -97,7 +98,8 @@ static int timed(const char *path)
 
 static int compiled(const char *path)
 {
-    static const char *const keys[] = {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "bm32-bn32-bk16-w4-s1-u1-cp0-sw0-h0"};
+    static const char *const keys[] = {"bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1",
+                                       "bm32-bn32-bk16-w4-s1-u1-cp0-sw0-h0"};
     fattn_store *s;
     long long study, id;
     if (fattn_store_open(path, FATTN_DB_WRITE, &s))
@@ -114,22 +116,29 @@ static int compiled(const char *path)
                           .argv = "fixture_db compiled"};
     if (fattn_store_study_begin(s, &sr, &study))
         return 99;
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
         fattn_config c;
+        const int rejected = i == 2;
         if (fattn_config_parse(keys[i], "fixture", &c))
             return 99;
         fattn_trial_rec tr = {.study_id = study,
                               .seq = i,
                               .cfg = &c,
-                              .status = i ? "rejected" : "compiled",
-                              .reason = i ? "tiling" : NULL,
+                              .status = rejected ? "rejected" : "compiled",
+                              .reason = rejected ? "tiling" : NULL,
                               .detail = "test fixture",
-                              .cache_key = i ? NULL : "fixture",
-                              .compile_ms = i ? -1 : 400};
+                              .cache_key = rejected ? NULL : "fixture",
+                              .compile_ms = rejected ? -1 : 400 + 100 * i};
         if (fattn_store_trial_add(s, &tr, &id))
             return 99;
     }
-    if (fattn_store_study_end(s, study, "done"))
+    /* A parameter name of markup, in one trial: the report escapes it. */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE trials SET params_json = json_set(params_json, '$.\"<b>x</b>\"', 1) WHERE study_id = %lld "
+             "AND seq = 0",
+             study);
+    if (fattn_store_exec(s, sql) || fattn_store_study_end(s, study, "done"))
         return 99;
     fattn_store_close(&s);
     printf("%lld\n", study);

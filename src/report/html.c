@@ -22,6 +22,19 @@ void fattn_html_section_end(FILE *f)
     fputs("</section>\n", f);
 }
 
+void fattn_html_no_trials(FILE *f, const fattn_study_view *v, const char *done)
+{
+    if (v->nbefore)
+        fprintf(f,
+                "<p class=\"note\" id=\"no-trials\">No configuration got past the static gates: nothing was %s "
+                "(see Rejections).</p>\n",
+                done);
+    else
+        fputs("<p class=\"note\" id=\"no-trials\">No trial stored yet: the study is running, or stopped before "
+              "its first.</p>\n",
+              f);
+}
+
 void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_study_view *v, int n,
                        fattn_html_value *x, const fattn_axis *xa, fattn_html_value *y, const fattn_axis *ya, int steps,
                        const fattn_ref *refs, size_t nrefs)
@@ -57,7 +70,10 @@ void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_s
 int fattn_html_params(FILE *f, const fattn_study_view *v, fattn_html_value *y, const fattn_axis *ya,
                       const fattn_ref *refs, size_t nrefs, const char *what)
 {
-    if (!v->n)
+    size_t varying = 0;
+    for (size_t k = 0; k < v->nparams; ++k)
+        varying += v->params[k].nvalues > 1;
+    if (!v->n || !varying)
         return 0;
     const size_t m = v->n;
     double *ys = fattn_xcalloc(m, sizeof *ys);
@@ -71,7 +87,11 @@ int fattn_html_params(FILE *f, const fattn_study_view *v, fattn_html_value *y, c
     int fixed = 0;
     for (size_t k = 0; k < v->nparams; ++k)
         if (v->params[k].nvalues == 1) {
-            fprintf(f, "%s%s=%g", fixed++ ? ", " : " Fixed in this study: ", v->params[k].name, v->params[k].values[0]);
+            char value[32];
+            snprintf(value, sizeof value, "=%g", v->params[k].values[0]);
+            fputs(fixed++ ? ", " : " The same in every trial: ", f);
+            fattn_html_escape(f, v->params[k].name);
+            fputs(value, f);
         }
     fputs(fixed ? ".</p>\n<div class=\"plots\">\n" : "</p>\n<div class=\"plots\">\n", f);
     for (size_t k = 0; k < v->nparams; ++k) {
@@ -133,8 +153,9 @@ void fattn_html_rejections(FILE *f, const fattn_study_view *v)
     for (size_t i = 0; i < v->nbefore; ++i)
         sim |= !strcmp(v->before[i].reason, "simulator");
     fprintf(f,
-            "<p class=\"note\">%g configurations rejected before compiling (the static gates%s), %g after "
-            "compiling or running; each chart has its own scale.</p>\n<div class=\"plots\">\n",
+            "<p class=\"note\">%g configurations rejected before compiling (the static gates%s), %g trials "
+            "rejected after compiling or running or failed (an error, under its status); each chart has its own "
+            "scale.</p>\n<div class=\"plots\">\n",
             nb, sim ? ", the simulator's findings" : "", na);
     char title[128];
     if (v->nbefore) {
@@ -142,7 +163,7 @@ void fattn_html_rejections(FILE *f, const fattn_study_view *v)
         counts_chart(f, "plot-rejected-before", title, v->before, v->nbefore);
     }
     if (v->nafter) {
-        snprintf(title, sizeof title, "After compiling or running: %g trials", na);
+        snprintf(title, sizeof title, "After compiling or running, or failed: %g trials", na);
         counts_chart(f, "plot-rejected-after", title, v->after, v->nafter);
     }
     fputs("</div>\n", f);

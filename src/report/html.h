@@ -29,17 +29,22 @@ void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_s
                        fattn_html_value *x, const fattn_axis *xa, fattn_html_value *y, const fattn_axis *ya, int steps,
                        const fattn_ref *refs, size_t nrefs);
 
-/* A strip plot of y for each parameter of v that takes more than one
- * value; those that take one are named in a note. 0 when there was nothing
- * to draw (no tried trial). */
+/* A strip plot of y for each parameter that takes more than one value
+ * among v's tried trials; those that take one are named in a note. 0 when
+ * there was nothing to draw (no such parameter). */
 int fattn_html_params(FILE *f, const fattn_study_view *v, fattn_html_value *y, const fattn_axis *ya,
                       const fattn_ref *refs, size_t nrefs, const char *what);
 
-/* The rejections section: before compiling and after, a chart each. */
+/* The rejections section: before compiling and after (errors among them),
+ * a chart each; none where nothing was rejected. */
 void fattn_html_rejections(FILE *f, const fattn_study_view *v);
+
+/* The note of a study without a trial tried: everything rejected before
+ * it could be `done` ("compiled"), or nothing stored yet. */
+void fattn_html_no_trials(FILE *f, const fattn_study_view *v, const char *done);
 
 /* The sections of a search's report, of a compile study's report. */
 int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f);
-int fattn_html_compile(fattn_store *s, const fattn_study_view *v, FILE *f);
+int fattn_html_compile(fattn_store *s, const fattn_study_view *v, int n, FILE *f);
 
 #endif

@@ -19,11 +19,12 @@ static double x_order(const fattn_view_trial *t, size_t ordinal)
     return (double)ordinal;
 }
 
-/* A cache hit took no compiling (compile_ms 0): none. */
+/* A cache hit took no compiling (compile_ms 0), an error before NVRTC
+ * none (-1 or NULL): no time. */
 static double y_compile(const fattn_view_trial *t, size_t ordinal)
 {
     (void)ordinal;
-    return t->cache_hit ? NAN : t->compile_ms;
+    return t->cache_hit || !(t->compile_ms >= 0) ? NAN : t->compile_ms;
 }
 
 static double y_registers(const fattn_view_trial *t, size_t ordinal)
@@ -81,8 +82,11 @@ static spread spread_of(const fattn_study_view *v, fattn_html_value *get)
     return s;
 }
 
+/* A row of the resources table; none where no trial has the value. */
 static void spread_row(FILE *f, const char *what, const spread *s, const char *fmt)
 {
+    if (!s->n)
+        return;
     char cell[4][48];
     const double v[4] = {s->min, s->median, s->p90, s->max};
     for (int i = 0; i < 4; ++i)
@@ -96,10 +100,21 @@ static void spread_row(FILE *f, const char *what, const spread *s, const char *f
 static int by_readiness(const void *a, const void *b)
 {
     const fattn_view_trial *x = *(const fattn_view_trial *const *)a, *y = *(const fattn_view_trial *const *)b;
+    /* A missing value sorts last. */
     double ox = isfinite(x->occupancy) ? x->occupancy : -1, oy = isfinite(y->occupancy) ? y->occupancy : -1;
+    double rx = isfinite(x->registers) ? x->registers : INFINITY, ry = isfinite(y->registers) ? y->registers : INFINITY;
     if (ox != oy)
         return (ox < oy) - (ox > oy);
-    return (x->registers > y->registers) - (x->registers < y->registers);
+    return (rx > ry) - (rx < ry);
+}
+
+/* A number's cell, "-" where it is missing. */
+static void cell(FILE *f, double v, const char *fmt)
+{
+    char text[48] = "-";
+    if (isfinite(v))
+        snprintf(text, sizeof text, fmt, v);
+    fprintf(f, "<td class=\"n\">%s</td>", text);
 }
 
 /* The configurations that passed every gate, the most occupying first. */
@@ -127,14 +142,17 @@ static void ready_table(FILE *f, const fattn_study_view *v)
     for (size_t i = 0; i < n && i < SHOWN; ++i) {
         fprintf(f, "<tr><td class=\"n\">%lld</td><td>", t[i]->id);
         fattn_html_escape(f, t[i]->key);
-        fprintf(f,
-                "</td><td class=\"n\">%g</td><td class=\"n\">%g</td><td class=\"n\">%g</td><td class=\"n\">%.2f</td>"
-                "<td class=\"n\">",
-                t[i]->registers, t[i]->spills, t[i]->smem, t[i]->occupancy);
+        fputs("</td>", f);
+        cell(f, t[i]->registers, "%g");
+        cell(f, t[i]->spills, "%g");
+        cell(f, t[i]->smem, "%g");
+        cell(f, t[i]->occupancy, "%.2f");
         if (t[i]->cache_hit)
-            fputs("cached</td></tr>\n", f);
+            fputs("<td class=\"n\">cached</td></tr>\n", f);
+        else if (t[i]->compile_ms >= 0)
+            fprintf(f, "<td class=\"n\">%.0f</td></tr>\n", t[i]->compile_ms);
         else
-            fprintf(f, "%.0f</td></tr>\n", t[i]->compile_ms);
+            fputs("<td class=\"n\">-</td></tr>\n", f);
     }
     fprintf(f,
             "</table>\n<p class=\"note\">All of them: <code>fattn-tune query trials --study %lld --status "
@@ -143,38 +161,41 @@ static void ready_table(FILE *f, const fattn_study_view *v)
     free(t);
 }
 
-int fattn_html_compile(fattn_store *s, const fattn_study_view *v, FILE *f)
+int fattn_html_compile(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
 {
     (void)s;
     if (!v->n) {
-        fputs("<p class=\"note\" id=\"no-trials\">No configuration got past the static gates: nothing was "
-              "compiled (see Rejections).</p>\n",
-              f);
+        fattn_html_no_trials(f, v, "compiled");
         fattn_html_rejections(f, v);
         return FATTN_OK;
     }
     const spread ms = spread_of(v, y_compile);
-    size_t nvrtc = 0;
+    size_t nvrtc = 0, cached = 0, timed = 0;
     for (size_t i = 0; i < v->n; ++i)
-        nvrtc += !v->t[i].cache_hit;
-    if (ms.n) {
+        nvrtc += !v->t[i].cache_hit && v->t[i].compile_ms >= 0, cached += v->t[i].cache_hit != 0;
+    for (int k = 0; k < n; ++k)
+        for (size_t i = 0; i < v[k].n; ++i)
+            timed += isfinite(y_compile(&v[k].t[i], i + 1));
+    if (timed) {
         fattn_html_section(f, "compile-times", "Compile times");
         fprintf(f,
                 "<p class=\"note\">Every configuration compiled is a point, in the order compiled: a dot one that "
-                "passed the post-compile gates, a cross one they rejected or that failed to compile. %zu compiled "
-                "by NVRTC, %zu taken from the compile cache (in the lane: no compile time); %.1f s of compiling in "
-                "all.</p>\n",
-                nvrtc, v->n - nvrtc, ms.sum / 1000.0);
+                "passed the post-compile gates, a cross one they rejected or that failed; in the lane, one taken "
+                "from the compile cache or never compiled (an error before NVRTC). Study %lld: %zu compiled by "
+                "NVRTC, %zu from the cache; %.1f s of compiling in all.</p>\n",
+                v->study, nvrtc, cached, ms.sum / 1000.0);
         const fattn_ref median = {"median", ms.median};
         const fattn_axis order = {"configuration, in the order compiled", 0, 0, NAN},
-                         msa = {"compile time, ms (log)", 1, NAN, NAN, "cached"};
-        fattn_html_trials(f, "plot-compile", "Compile time of every configuration", v, 1, x_order, &order, y_compile,
-                          &msa, 0, &median, 1);
+                         msa = {"compile time, ms (log)", 1, NAN, NAN, "none"};
+        fattn_html_trials(f, "plot-compile", "Compile time of every configuration", v, n, x_order, &order, y_compile,
+                          &msa, 0, &median, ms.n ? 1 : 0);
         fattn_html_section_end(f);
     }
     fattn_html_section(f, "resources", "Resources");
     if (!ms.n)
-        fprintf(f, "<p class=\"note\">All %zu configurations came from the compile cache: no compile times.</p>\n",
+        fprintf(f,
+                "<p class=\"note\">None of the %zu configurations was compiled by NVRTC in this study (taken from "
+                "the compile cache, or failed before NVRTC): no compile times.</p>\n",
                 v->n);
     fputs("<table id=\"resources\"><tr><th></th><th>configurations</th><th>min</th><th>median</th><th>p90</th>"
           "<th>max</th></tr>\n",

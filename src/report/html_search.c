@@ -59,9 +59,15 @@ static int confirm_section(fattn_store *s, long long study, FILE *f)
         sqlite3_finalize(st);
         return FATTN_EFAIL;
     }
-    while (sqlite3_step(ss) == SQLITE_ROW)
+    int r;
+    while ((r = sqlite3_step(ss)) == SQLITE_ROW)
         push(&v[strcmp(col(ss, 0), "candidate") != 0], sqlite3_column_double(ss, 1));
     sqlite3_finalize(ss);
+    if (r != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        free(v[0].v), free(v[1].v);
+        return fattn_store_fail(s, "cannot read confirmation samples");
+    }
     char cand[32] = "candidate", base[160];
     snprintf(base, sizeof base, "baseline %s", col(st, 2));
     fattn_hist_side a = {
@@ -108,8 +114,8 @@ static int top_table(fattn_store *s, long long study, FILE *f)
           "<th>TFLOP/s</th><th>GB/s</th><th>registers</th><th>occupancy</th><th>rel L2</th>"
           "<th>confirmed us (verdict)</th></tr>\n",
           f);
-    int rank = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rank = 0, r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         fprintf(f, "<tr><td class=\"n\">%d</td><td class=\"n\">%lld</td><td>", ++rank, sqlite3_column_int64(st, 0));
         fattn_html_escape(f, col(st, 1));
         fprintf(f,
@@ -127,7 +133,7 @@ static int top_table(fattn_store *s, long long study, FILE *f)
     }
     sqlite3_finalize(st);
     fputs("</table>\n", f);
-    return FATTN_OK;
+    return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read trials");
 }
 
 static double x_order(const fattn_view_trial *t, size_t ordinal)
@@ -223,12 +229,16 @@ int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
     const fattn_axis ya = {"median, us per launch (log)", 1, NAN, NAN, "no time"};
     if (tried) {
         fattn_html_section(f, "trials", "Trials");
-        fprintf(f,
-                "<p class=\"note\">Every configuration the search compiled, ran or timed is a point, in the order "
-                "tried: a dot is a trial's median time, a cross one rejected after compiling or failed (in the lane "
-                "under the axis when it has no time); the line is the best so far. The %g configurations rejected "
-                "before compiling are not trials here (see Rejections).</p>\n<div class=\"plots\">\n",
-                rejected_before);
+        fputs("<p class=\"note\">Every configuration the search tried (compiled, ran, timed or failed) is a point, "
+              "in the order tried: a dot is a trial's median time, a cross one rejected after compiling or failed "
+              "(in the lane under the axis when it has no time); the line is the best so far.",
+              f);
+        if (rejected_before > 0)
+            fprintf(f,
+                    " The %g configurations of study %lld rejected before compiling are not trials here (see "
+                    "Rejections).",
+                    rejected_before, v[0].study);
+        fputs("</p>\n<div class=\"plots\">\n", f);
         const fattn_axis order = {"trial, in the order tried", 0, 0, NAN},
                          secs = {"seconds since the study's first trial", 0, 0, end};
         fattn_html_trials(f, "plot-trials", "Every trial by its order", v, n, x_order, &order, y_median, &ya, 1, refs,
@@ -238,9 +248,7 @@ int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
         fputs("</div>\n", f);
         fattn_html_section_end(f);
     } else {
-        fputs("<p class=\"note\" id=\"no-trials\">No configuration got past the static gates: nothing was "
-              "compiled or run (see Rejections).</p>\n",
-              f);
+        fattn_html_no_trials(f, &v[0], "compiled or run");
     }
     if (timed) {
         fattn_html_section(f, "fastest", "Fastest configurations");

@@ -118,7 +118,7 @@ int fattn_report_write(fattn_store *s, const long long *studies, int n, FILE *f)
         fattn_html_section_end(f);
     }
     if (!rc)
-        rc = v[0].compile ? fattn_html_compile(s, &v[0], f) : fattn_html_search(s, v, n, f);
+        rc = v[0].compile ? fattn_html_compile(s, v, n, f) : fattn_html_search(s, v, n, f);
     if (!rc)
         fputs("</body>\n</html>\n", f);
     for (int i = 0; i < loaded; ++i)

@@ -51,6 +51,13 @@ static double at(const scale *s, double v)
     return s->p0 + t * (s->p1 - s->p0);
 }
 
+/* The pixel of v, or of the scale's low end where v cannot be placed on it
+ * (NaN, or not positive on a log scale). */
+static double at_or_lo(const scale *s, double v)
+{
+    return at(s, isfinite(v) && (!s->log || v > 0) ? v : s->lo);
+}
+
 /* An extent: the smallest and largest of the values taken in (on a log
  * axis only positive ones count). */
 typedef struct extent {
@@ -389,9 +396,11 @@ void fattn_svg_ranges(FILE *f, const char *id, const char *title, const fattn_ax
         text(f, fr.left - 6, y + 4, "end", labels[i]);
         fputs("<line class=\"range\" data-series=\"", f);
         fattn_html_escape(f, labels[i]);
-        fprintf(f, "\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-                at(&x, lo[i]), y, fmax(at(&x, hi[i]), at(&x, lo[i]) + 1), y, color(0));
-        fprintf(f, "<circle class=\"mid\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"#222\"/>\n", at(&x, mid[i]), y);
+        const double l = at_or_lo(&x, lo[i]), h = at_or_lo(&x, hi[i]);
+        fprintf(f, "\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n", l, y,
+                fmax(h, l + 1), y, color(0));
+        fprintf(f, "<circle class=\"mid\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"#222\"/>\n", at_or_lo(&x, mid[i]),
+                y);
     }
     refs_draw(f, &fr, &x, 1, refs, nrefs);
     fputs("</svg>\n", f);

@@ -43,7 +43,7 @@ static int by_count(const void *a, const void *b)
 }
 
 /* A parameter while the trials are read: its values as read, one per
- * tried trial (NaN: none), and the distinct ones over every trial. */
+ * tried trial (NaN: none), and the distinct ones. */
 typedef struct param_acc {
     char *name;
     double *raw, *values;
@@ -69,9 +69,9 @@ static void value_add(param_acc *a, double v)
     a->values[a->nvalues++] = v;
 }
 
-/* Trial `tried` (its index among the tried, or -1 for one rejected before
- * compiling) has the values of params_json. */
-static void params_take(param_acc **p, size_t *np, const char *json, long tried)
+/* Tried trial `tried` (its index among them) has the values of
+ * params_json. */
+static void params_take(param_acc **p, size_t *np, const char *json, size_t tried)
 {
     cJSON *o = cJSON_Parse(json);
     const cJSON *it;
@@ -81,8 +81,6 @@ static void params_take(param_acc **p, size_t *np, const char *json, long tried)
             continue;
         param_acc *a = param_get(p, np, it->string);
         value_add(a, it->valuedouble);
-        if (tried < 0)
-            continue;
         while (a->nraw <= (size_t)tried) {
             if (a->nraw == a->capraw) {
                 a->capraw = a->capraw ? 2 * a->capraw : 64;
@@ -150,10 +148,10 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
         const int before = rr && (fattn_reason(rr)->stage == FATTN_STAGE_STATIC || rr == FATTN_R_SIMULATOR);
         if (!strcmp(status, "rejected") || !strcmp(status, "error"))
             count(before ? &v->before : &v->after, before ? &v->nbefore : &v->nafter, *reason ? reason : status);
-        if (with_params)
-            params_take(&p, &np, col(st, 9), before ? -1 : (long)v->n);
         if (before)
             continue;
+        if (with_params)
+            params_take(&p, &np, col(st, 9), v->n);
         if (v->n == cap) {
             cap = cap ? 2 * cap : 64;
             v->t = fattn_xrealloc(v->t, cap * sizeof *v->t);

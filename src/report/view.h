@@ -1,8 +1,9 @@
 /*
  * view.h - a study as the HTML report draws it: the trials it tried (the
  * configurations it compiled, ran or timed, in order), its rejections
- * before compiling (the static gates, the simulator's findings) and after,
- * by reason, and each parameter's values across its trials.
+ * before compiling (the static gates, the simulator's findings) and after
+ * (errors among them), by reason, and each parameter's values across the
+ * trials it tried.
  */
 #ifndef FATTN_REPORT_VIEW_H
 #define FATTN_REPORT_VIEW_H
@@ -19,7 +20,7 @@ typedef struct fattn_view_trial {
     double compile_ms, registers, spills, smem, occupancy;
     int cache_hit;
     int timed;  /* status ok */
-    int marked; /* rejected or an error */
+    int marked; /* rejected or an error (an error may not have compiled) */
     char *key;
 } fattn_view_trial;
 
@@ -29,8 +30,8 @@ typedef struct fattn_view_count {
     double n;
 } fattn_view_count;
 
-/* A parameter: its distinct values over all the study's trials, ascending,
- * and each tried trial's value's index among them (-1: none). */
+/* A parameter: its distinct values over the trials tried, ascending, and
+ * each tried trial's value's index among them (-1: none). */
 typedef struct fattn_view_param {
     char *name;
     double *values;
