@@ -1,5 +1,5 @@
 /*
- * test_compile_sample.c - a fixed, seeded sample of 120 gate survivors of the
+ * test_compile_sample.c - a fixed, seeded sample of 80 gate survivors of the
  * default space (shape 2,8,512,64) per arch, sm_89 and sm_90, compiled by
  * `fattn-tune compile` into a fresh database; then, from the database:
  *  - every sampled survivor compiled (no compile_error, no error),
@@ -7,7 +7,7 @@
  *  - the shared memory the cubin exports equals the layout model for each;
  * and a second identical run hits the compile cache for every configuration
  * and compiles nothing. (lab/compile-all/compile-all.sh does the same for every
- * survivor; too long for CI.) The sanitizer build samples fewer (48: NVRTC,
+ * survivor; too long for CI.) The sanitizer build samples fewer (32: NVRTC,
  * whose allocations ASan intercepts, is most of the time there, and what
  * the sanitizers watch, our code per compiled item, is the same for each).
  *
@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int SAMPLE = 120;
+static int SAMPLE = 80; /* 120 until issue 50, whose tests its 40 fewer compiles pay for */
 static char dir[64];
 static const char *tool;
 

@@ -77,10 +77,16 @@ const char *cli_db_option(const cli_common *c, char *buf, size_t n)
     return buf;
 }
 
+/* 1 when opt is a shared option (taken), 0 when not, or an error (< 0): an
+ * empty --db is refused here, before a command spends time on its gates. */
 static int common_option(cli_common *c, int opt, const char *arg)
 {
     switch (opt) {
-    case OPT_DB: c->db_path = arg; return 1;
+    case OPT_DB:
+        if (!*arg)
+            return fattn_error(FATTN_EUSAGE, "--db '': expected a database file's path, such as results/fattn.db");
+        c->db_path = arg;
+        return 1;
     case OPT_KERNEL_DIR: c->kernel_dir = arg; return 1;
     case 'q': c->quiet = 1; return 1;
     default: return 0;
@@ -192,7 +198,9 @@ int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common
         }
         if (opt == '?' || opt == ':')
             return bad_option(argc, argv, opt);
-        if (common_option(common, opt, optarg))
+        if ((rc = common_option(common, opt, optarg)) < 0)
+            return rc;
+        if (rc)
             continue;
         /* The target's and the measurement's options by name (getopt sets
          * idx for a long option). */
