@@ -22,6 +22,12 @@ void fattn_html_section_end(FILE *f)
     fputs("</section>\n", f);
 }
 
+double fattn_html_order(const fattn_view_trial *t, size_t ordinal)
+{
+    (void)t;
+    return (double)ordinal;
+}
+
 void fattn_html_no_trials(FILE *f, const fattn_study_view *v, const char *done)
 {
     if (v->nbefore)
@@ -135,20 +141,12 @@ static void counts_chart(FILE *f, const char *id, const char *title, const fattn
     free(labels), free(v);
 }
 
-static double total(const fattn_view_count *c, size_t n)
-{
-    double t = 0;
-    for (size_t i = 0; i < n; ++i)
-        t += c[i].n;
-    return t;
-}
-
 void fattn_html_rejections(FILE *f, const fattn_study_view *v)
 {
     if (!v->nbefore && !v->nafter)
         return;
     fattn_html_section(f, "rejections", "Rejections");
-    const double nb = total(v->before, v->nbefore), na = total(v->after, v->nafter);
+    const double nb = fattn_view_count_total(v->before, v->nbefore), na = fattn_view_count_total(v->after, v->nafter);
     int sim = 0;
     for (size_t i = 0; i < v->nbefore; ++i)
         sim |= !strcmp(v->before[i].reason, "simulator");

@@ -23,6 +23,9 @@ void fattn_html_section_end(FILE *f);
 /* A trial's value on an axis (NaN: none). */
 typedef double fattn_html_value(const fattn_view_trial *t, size_t ordinal);
 
+/* The trial's place in the order tried (its ordinal, from 1). */
+fattn_html_value fattn_html_order;
+
 /* Every tried trial of views v[0..n) as a point (a series per study): x and
  * y of it; a step line through the lowest y so far where `steps`. */
 void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_study_view *v, int n,

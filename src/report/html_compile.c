@@ -9,15 +9,10 @@
 #include <stdlib.h>
 
 #include "report/html.h"
+#include "run/stats.h"
 #include "util/err.h"
 
 #define MAX_REGISTERS 255 /* per thread, on every architecture fattn-tune targets */
-
-static double x_order(const fattn_view_trial *t, size_t ordinal)
-{
-    (void)t;
-    return (double)ordinal;
-}
 
 /* A cache hit took no compiling (compile_ms 0), an error before NVRTC
  * none (-1 or NULL): no time. */
@@ -51,12 +46,6 @@ static double y_occupancy(const fattn_view_trial *t, size_t ordinal)
     return t->occupancy;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* How one value spreads over the trials that have it. */
 typedef struct spread {
     size_t n;
@@ -72,12 +61,9 @@ static spread spread_of(const fattn_study_view *v, fattn_html_value *get)
         if (isfinite(d))
             x[s.n++] = d, s.sum += d;
     }
-    qsort(x, s.n, sizeof *x, by_value);
-    if (s.n) {
-        s.min = x[0], s.max = x[s.n - 1];
-        s.median = s.n % 2 ? x[s.n / 2] : 0.5 * (x[s.n / 2 - 1] + x[s.n / 2]);
-        s.p90 = x[(size_t)ceil(0.9 * (double)s.n) - 1];
-    }
+    if (s.n) /* percentiles as the tool takes them everywhere (run/stats.h) */
+        s.min = fattn_percentile(x, s.n, 0), s.median = fattn_percentile(x, s.n, 50),
+        s.p90 = fattn_percentile(x, s.n, 90), s.max = fattn_percentile(x, s.n, 100);
     free(x);
     return s;
 }
@@ -187,8 +173,8 @@ int fattn_html_compile(fattn_store *s, const fattn_study_view *v, int n, FILE *f
         const fattn_ref median = {"median", ms.median};
         const fattn_axis order = {"configuration, in the order compiled", 0, 0, NAN},
                          msa = {"compile time, ms (log)", 1, NAN, NAN, "none"};
-        fattn_html_trials(f, "plot-compile", "Compile time of every configuration", v, n, x_order, &order, y_compile,
-                          &msa, 0, &median, ms.n ? 1 : 0);
+        fattn_html_trials(f, "plot-compile", "Compile time of every configuration", v, n, fattn_html_order, &order,
+                          y_compile, &msa, 0, &median, ms.n ? 1 : 0);
         fattn_html_section_end(f);
     }
     fattn_html_section(f, "resources", "Resources");

@@ -28,12 +28,6 @@ static void push(vec *a, double x)
     a->v[a->n++] = x;
 }
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
 /* The class of a verdict's cell: the verdict when it is one word of
  * letters and underscores (as confirm writes them), else "other". */
 static const char *verdict_class(const char *v)
@@ -42,34 +36,25 @@ static const char *verdict_class(const char *v)
     return n && !v[n] ? v : "other";
 }
 
-/* The latest measured confirmation of the study (there is one): its
- * samples, its numbers. */
-static int confirm_section(fattn_store *s, long long study, FILE *f)
+/* The latest measured confirmation of the study, `st` on its row
+ * (FATTN_READ_LAST_CONFIRMATION): its samples, its numbers. */
+static int confirm_section(fattn_store *s, sqlite3_stmt *st, FILE *f)
 {
-    sqlite3_stmt *st, *ss;
-    if (fattn_store_read(s, FATTN_READ_LAST_CONFIRMATION, &(fattn_read_args){.id = study}, &st))
-        return FATTN_EFAIL;
-    if (sqlite3_step(st) != SQLITE_ROW) { /* read a moment ago */
-        sqlite3_finalize(st);
-        return fattn_store_fail(s, "cannot read confirmations");
-    }
+    sqlite3_stmt *ss;
     long long id = sqlite3_column_int64(st, 0);
     vec v[2] = {{0}};
-    if (fattn_store_read(s, FATTN_READ_CONFIRMATION_SAMPLES, &(fattn_read_args){.id = id}, &ss)) {
-        sqlite3_finalize(st);
+    if (fattn_store_read(s, FATTN_READ_CONFIRMATION_SAMPLES, &(fattn_read_args){.id = id}, &ss))
         return FATTN_EFAIL;
-    }
     int r;
     while ((r = sqlite3_step(ss)) == SQLITE_ROW)
-        push(&v[strcmp(col(ss, 0), "candidate") != 0], sqlite3_column_double(ss, 1));
+        push(&v[strcmp(fattn_store_text(ss, 0), "candidate") != 0], sqlite3_column_double(ss, 1));
     sqlite3_finalize(ss);
     if (r != SQLITE_DONE) {
-        sqlite3_finalize(st);
         free(v[0].v), free(v[1].v);
         return fattn_store_fail(s, "cannot read confirmation samples");
     }
     char cand[32] = "candidate", base[160];
-    snprintf(base, sizeof base, "baseline %s", col(st, 2));
+    snprintf(base, sizeof base, "baseline %s", fattn_store_text(st, 2));
     fattn_hist_side a = {
         cand, v[0].v, v[0].n, sqlite3_column_double(st, 5), sqlite3_column_double(st, 6), sqlite3_column_double(st, 7)};
     fattn_hist_side b = {base,
@@ -82,25 +67,24 @@ static int confirm_section(fattn_store *s, long long study, FILE *f)
                "<th>p90 us</th><th>baseline</th><th>baseline median us (95%% CI)</th><th>baseline p90</th>"
                "<th>speedup (95%% CI)</th><th>Mann-Whitney p</th><th>Cliff's delta</th><th>verdict</th></tr>\n");
     fprintf(f, "<tr><td class=\"n\">%lld</td><td>", id);
-    fattn_html_escape(f, col(st, 1));
+    fattn_html_escape(f, fattn_store_text(st, 1));
     fprintf(f, "</td><td class=\"n\">%.3f (%.3f-%.3f)</td><td class=\"n\">%.3f</td><td>", a.median, a.lo, a.hi,
             sqlite3_column_double(st, 8));
-    fattn_html_escape(f, col(st, 2));
+    fattn_html_escape(f, fattn_store_text(st, 2));
     fputs(" (", f);
-    fattn_html_escape(f, col(st, 3));
+    fattn_html_escape(f, fattn_store_text(st, 3));
     fprintf(f, ")</td><td class=\"n\">%.3f (%.3f-%.3f)</td><td class=\"n\">%.3f</td>", b.median, b.lo, b.hi,
             sqlite3_column_double(st, 12));
     fprintf(f, "<td class=\"n\">%.3f (%.3f-%.3f)</td><td class=\"n\">%.3g</td><td class=\"n\">%.3f</td>",
             sqlite3_column_double(st, 13), sqlite3_column_double(st, 14), sqlite3_column_double(st, 15),
             sqlite3_column_double(st, 16), sqlite3_column_double(st, 17));
-    fprintf(f, "<td class=\"verdict-%s\">", verdict_class(col(st, 18)));
-    fattn_html_escape(f, col(st, 18));
+    fprintf(f, "<td class=\"verdict-%s\">", verdict_class(fattn_store_text(st, 18)));
+    fattn_html_escape(f, fattn_store_text(st, 18));
     fprintf(f, "</td></tr>\n</table>\n<p class=\"note\">%d interleaved samples a side (", sqlite3_column_int(st, 4));
-    fattn_html_escape(f, col(st, 19));
+    fattn_html_escape(f, fattn_store_text(st, 19));
     fprintf(f, "); %d bootstrap resamples; the shaded bands are the 95%% confidence intervals of the medians.</p>\n",
             sqlite3_column_int(st, 20));
     fattn_svg_histograms(f, "plot-confirm", "Confirmation samples: candidate and baseline", "us per launch", &a, &b);
-    sqlite3_finalize(st);
     free(v[0].v), free(v[1].v);
     return FATTN_OK;
 }
@@ -117,29 +101,23 @@ static int top_table(fattn_store *s, long long study, FILE *f)
     int rank = 0, r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         fprintf(f, "<tr><td class=\"n\">%d</td><td class=\"n\">%lld</td><td>", ++rank, sqlite3_column_int64(st, 0));
-        fattn_html_escape(f, col(st, 1));
+        fattn_html_escape(f, fattn_store_text(st, 1));
         fprintf(f,
                 "</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td "
                 "class=\"n\">%.1f</td><td class=\"n\">%.1f</td><td class=\"n\">",
                 sqlite3_column_double(st, 2), sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
                 sqlite3_column_double(st, 5), sqlite3_column_double(st, 6));
-        fattn_html_escape(f, col(st, 7));
+        fattn_html_escape(f, fattn_store_text(st, 7));
         fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">", sqlite3_column_double(st, 8));
         if (sqlite3_column_type(st, 9) != SQLITE_NULL) /* NULL before schema v9 */
             fprintf(f, "%.2g", sqlite3_column_double(st, 9));
         fputs("</td><td>", f);
-        fattn_html_escape(f, col(st, 10));
+        fattn_html_escape(f, fattn_store_text(st, 10));
         fputs("</td></tr>\n", f);
     }
     sqlite3_finalize(st);
     fputs("</table>\n", f);
     return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read trials");
-}
-
-static double x_order(const fattn_view_trial *t, size_t ordinal)
-{
-    (void)t;
-    return (double)ordinal;
 }
 
 static double x_secs(const fattn_view_trial *t, size_t ordinal)
@@ -154,22 +132,18 @@ static double y_median(const fattn_view_trial *t, size_t ordinal)
     return t->timed ? t->median_us : NAN;
 }
 
-/* The baseline's median in the study's latest measured confirmation, with
- * its name; 0 when the study has none. */
-static int baseline(fattn_store *s, long long study, double *us, char *name, size_t len, int *rc)
+/* The study's latest measured confirmation: *st on its row, or NULL when
+ * the study has none. */
+static int last_confirmation(fattn_store *s, long long study, sqlite3_stmt **st)
 {
-    sqlite3_stmt *st;
-    *rc = fattn_store_read(s, FATTN_READ_LAST_CONFIRMATION, &(fattn_read_args){.id = study}, &st);
-    if (*rc)
-        return 0;
-    int r = sqlite3_step(st), found = r == SQLITE_ROW;
-    if (found) {
-        *us = sqlite3_column_double(st, 9);
-        snprintf(name, len, "baseline %.120s", col(st, 2));
-    } else if (r != SQLITE_DONE)
-        *rc = fattn_store_fail(s, "cannot read confirmations");
-    sqlite3_finalize(st);
-    return found;
+    if (fattn_store_read(s, FATTN_READ_LAST_CONFIRMATION, &(fattn_read_args){.id = study}, st))
+        return FATTN_EFAIL;
+    const int r = sqlite3_step(*st);
+    if (r == SQLITE_ROW)
+        return FATTN_OK;
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read confirmations");
 }
 
 static int by_median(const void *a, const void *b)
@@ -203,13 +177,13 @@ static void spread(FILE *f, const fattn_study_view *v, const fattn_ref *refs, si
     free(t), free(labels), free(lo), free(mid), free(hi);
 }
 
-int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
+/* The sections, with `conf` the study's latest confirmation (NULL: none). */
+static int sections(fattn_store *s, const fattn_study_view *v, int n, sqlite3_stmt *conf, FILE *f)
 {
     fattn_ref refs[2];
     size_t nrefs = 0, tried = 0, timed = 0;
-    double best = INFINITY, end = 0, base_us = NAN, rejected_before = 0;
-    for (size_t i = 0; i < v[0].nbefore; ++i)
-        rejected_before += v[0].before[i].n;
+    double best = INFINITY, end = 0;
+    const double rejected_before = fattn_view_count_total(v[0].before, v[0].nbefore);
     for (int k = 0; k < n; ++k) {
         tried += v[k].n;
         end = fmax(end, isfinite(v[k].end_secs) ? v[k].end_secs : 0);
@@ -219,13 +193,13 @@ int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
             ++timed, best = fmin(best, v[0].t[i].median_us);
     char base_name[160];
     int rc;
-    const int confirmed = baseline(s, v[0].study, &base_us, base_name, sizeof base_name, &rc);
-    if (rc)
-        return rc;
+    const int confirmed = conf != NULL;
     if (timed)
         refs[nrefs++] = (fattn_ref){"best", best};
-    if (confirmed)
-        refs[nrefs++] = (fattn_ref){base_name, base_us};
+    if (confirmed) {
+        snprintf(base_name, sizeof base_name, "baseline %.120s", fattn_store_text(conf, 2));
+        refs[nrefs++] = (fattn_ref){base_name, sqlite3_column_double(conf, 9)};
+    }
     const fattn_axis ya = {"median, us per launch (log)", 1, NAN, NAN, "no time"};
     if (tried) {
         fattn_html_section(f, "trials", "Trials");
@@ -241,8 +215,8 @@ int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
         fputs("</p>\n<div class=\"plots\">\n", f);
         const fattn_axis order = {"trial, in the order tried", 0, 0, NAN},
                          secs = {"seconds since the study's first trial", 0, 0, end};
-        fattn_html_trials(f, "plot-trials", "Every trial by its order", v, n, x_order, &order, y_median, &ya, 1, refs,
-                          nrefs);
+        fattn_html_trials(f, "plot-trials", "Every trial by its order", v, n, fattn_html_order, &order, y_median, &ya,
+                          1, refs, nrefs);
         fattn_html_trials(f, "plot-time", "Every trial by wall time", v, n, x_secs, &secs, y_median, &ya, 1, refs,
                           nrefs);
         fputs("</div>\n", f);
@@ -269,11 +243,21 @@ int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
     }
     if (confirmed) {
         fattn_html_section(f, "confirmation", "Confirmation");
-        rc = confirm_section(s, v[0].study, f);
+        rc = confirm_section(s, conf, f);
         fattn_html_section_end(f);
         if (rc)
             return rc;
     }
     fattn_html_rejections(f, &v[0]);
     return FATTN_OK;
+}
+
+int fattn_html_search(fattn_store *s, const fattn_study_view *v, int n, FILE *f)
+{
+    sqlite3_stmt *conf; /* the latest confirmation, kept on its row while the sections are written */
+    int rc = last_confirmation(s, v[0].study, &conf);
+    if (!rc)
+        rc = sections(s, v, n, conf, f);
+    sqlite3_finalize(conf); /* a no-op on NULL */
+    return rc;
 }

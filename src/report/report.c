@@ -17,12 +17,6 @@
 #include "util/err.h"
 #include "util/misc.h"
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
-}
-
 static void css(FILE *f)
 {
     fputs("<style>\nbody{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1320px;color:#222}\n"
@@ -56,9 +50,9 @@ static int study_table(fattn_store *s, long long study, FILE *f)
                 {"strategy", 4},   {"seed", 5},    {"arch", 11},  {"device", 12},
                 {"evaluator", 13}, {"timing", 14}, {"runs", 16},  {"kernel sha256", 19}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
-        if (*col(st, rows[i].c)) { /* a compile study has no device, evaluator or timing */
+        if (*fattn_store_text(st, rows[i].c)) { /* a compile study has no device, evaluator or timing */
             fprintf(f, "<tr><th>%s</th><td>", rows[i].k);
-            fattn_html_escape(f, col(st, rows[i].c));
+            fattn_html_escape(f, fattn_store_text(st, rows[i].c));
             fputs("</td></tr>\n", f);
         }
         if (rows[i].c == 5) {
@@ -69,12 +63,12 @@ static int study_table(fattn_store *s, long long study, FILE *f)
     }
     fattn_hw_status hw;
     char hwline[FATTN_HW_LINE_MAX];
-    fattn_hw_lookup(NULL, col(st, 20), col(st, 19), &hw);
+    fattn_hw_lookup(NULL, fattn_store_text(st, 20), fattn_store_text(st, 19), &hw);
     fattn_hw_describe(&hw, hwline, sizeof hwline);
     fprintf(f, "<tr><th>hardware</th><td id=\"hardware\" class=\"%s\">", hw.proven ? "proven" : "unproven");
     fattn_html_escape(f, hwline);
     fputs("</td></tr>\n", f);
-    if (!strcmp(col(st, 3), "compile"))
+    if (!strcmp(fattn_store_text(st, 3), "compile"))
         fprintf(f, "<tr><th>trials</th><td>%d stored</td></tr>\n</table>\n", sqlite3_column_int(st, 17));
     else
         fprintf(f, "<tr><th>trials</th><td>%d stored, %d timed; search time %.1f s</td></tr>\n</table>\n",

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/compare.h"
+#include "util/err.h"
+
 /* A chart's size and its margins; the plot area is what they leave. */
 typedef struct frame {
     int w, h, left, right, top, bottom;
@@ -45,6 +48,12 @@ typedef struct scale {
     double p0, p1;
 } scale;
 
+/* 1 when v can be placed on an axis: a number, and positive on a log one. */
+static int placeable(int log, double v)
+{
+    return isfinite(v) && (!log || v > 0);
+}
+
 static double at(const scale *s, double v)
 {
     double t = s->log ? (log10(v) - log10(s->lo)) / (log10(s->hi) - log10(s->lo)) : (v - s->lo) / (s->hi - s->lo);
@@ -55,7 +64,7 @@ static double at(const scale *s, double v)
  * (NaN, or not positive on a log scale). */
 static double at_or_lo(const scale *s, double v)
 {
-    return at(s, isfinite(v) && (!s->log || v > 0) ? v : s->lo);
+    return at(s, placeable(s->log, v) ? v : s->lo);
 }
 
 /* An extent: the smallest and largest of the values taken in (on a log
@@ -67,7 +76,7 @@ typedef struct extent {
 
 static void take(extent *e, double v)
 {
-    if (!isfinite(v) || (e->log && !(v > 0)))
+    if (!placeable(e->log, v))
         return;
     e->lo = fmin(e->lo, v), e->hi = fmax(e->hi, v);
 }
@@ -155,14 +164,14 @@ static void draw_frame(FILE *f, const frame *fr, const char *xlabel, const char 
     fputs("</text>\n", f);
 }
 
-static void x_ticks(FILE *f, const frame *fr, const scale *x, const double *t, size_t n)
+/* The x ticks' grid lines, their labels `below` pixels under the plot area. */
+static void x_ticks(FILE *f, const frame *fr, const scale *x, const double *t, size_t n, int below)
 {
     for (size_t i = 0; i < n; ++i)
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
                 "text-anchor=\"middle\">%g</text>\n",
-                at(x, t[i]), fr->top, at(x, t[i]), fr->h - fr->bottom, at(x, t[i]), fr->h - fr->bottom + LANE + 12,
-                t[i]);
+                at(x, t[i]), fr->top, at(x, t[i]), fr->h - fr->bottom, at(x, t[i]), fr->h - fr->bottom + below, t[i]);
 }
 
 static void y_ticks(FILE *f, const frame *fr, const scale *y, const double *t, size_t n)
@@ -196,7 +205,7 @@ static void legend_add(FILE *f, legend *l, const char *name, const char *col)
 static void refs_draw(FILE *f, const frame *fr, const scale *sc, int vertical, const fattn_ref *r, size_t n)
 {
     for (size_t i = 0; i < n; ++i) {
-        if (!isfinite(r[i].v) || (sc->log && !(r[i].v > 0)))
+        if (!placeable(sc->log, r[i].v))
             continue;
         const char *c = ref_colors[i < 3 ? i : 2];
         double p = at(sc, r[i].v);
@@ -209,8 +218,8 @@ static void refs_draw(FILE *f, const frame *fr, const scale *sc, int vertical, c
                     "\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"1.5\" "
                     "stroke-dasharray=\"6 3\"/>\n",
                     p, fr->top, p, fr->h - fr->bottom, c);
-            fprintf(f, "<text class=\"ref-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\" text-anchor=\"%s\">", p + 3,
-                    fr->top + 12 + 12 * (int)i, c, "start");
+            fprintf(f, "<text class=\"ref-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\" text-anchor=\"start\">", p + 3,
+                    fr->top + 12 + 12 * (int)i, c);
         } else {
             fprintf(f,
                     "\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
@@ -244,13 +253,13 @@ static void point(FILE *f, const char *series, long long trial, int mark, double
 /* The y of a point: its value, or the lane's middle. */
 static double point_y(const frame *fr, const scale *y, double v)
 {
-    return isfinite(v) && (!y->log || v > 0) ? at(y, v) : fr->h - fr->bottom + LANE / 2.0;
+    return placeable(y->log, v) ? at(y, v) : fr->h - fr->bottom + LANE / 2.0;
 }
 
 static int any_lane(const double *y, size_t n, int log)
 {
     for (size_t i = 0; i < n; ++i)
-        if (!isfinite(y[i]) || (log && !(y[i] > 0)))
+        if (!placeable(log, y[i]))
             return 1;
     return 0;
 }
@@ -275,7 +284,7 @@ void fattn_svg_scatter(FILE *f, const char *id, const char *title, const fattn_a
     size_t ntx = fit(&x, xa, ex, tx), nty = fit(&y, ya, ey, ty);
     open_svg(f, fr, id, title);
     fputs("<g class=\"axes\">\n", f);
-    x_ticks(f, fr, &x, tx, ntx);
+    x_ticks(f, fr, &x, tx, ntx, LANE + 12);
     y_ticks(f, fr, &y, ty, nty);
     draw_frame(f, fr, xa->label, ya->label, lane ? ya->lane : NULL);
     fputs("</g>\n", f);
@@ -312,12 +321,6 @@ static double jitter(size_t i)
     return (double)(h % 1001) / 1000.0 - 0.5;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void fattn_svg_strip(FILE *f, const char *id, const fattn_strip *s, const fattn_axis *ya, const fattn_ref *refs,
                      size_t nrefs)
 {
@@ -332,16 +335,14 @@ void fattn_svg_strip(FILE *f, const char *id, const fattn_strip *s, const fattn_
     size_t nty = fit(&y, ya, ey, ty);
     const double plot = fr->w - fr->left - fr->right, band = plot / (double)(s->ncats ? s->ncats : 1);
     const double spread = fmin(0.3 * band, 30);
-    char title[160];
-    snprintf(title, sizeof title, "%s", s->param);
-    open_svg(f, fr, id, title);
+    open_svg(f, fr, id, s->param);
     fputs("<g class=\"axes\">\n", f);
     y_ticks(f, fr, &y, ty, nty);
     for (size_t c = 0; c < s->ncats; ++c)
         text(f, fr->left + band * ((double)c + 0.5), fr->h - fr->bottom + LANE + 12, "middle", s->cats[c]);
     draw_frame(f, fr, s->param, ya->label, any_lane(s->y, s->n, ya->log) ? ya->lane : NULL);
     fputs("</g>\n", f);
-    double *vals = malloc((s->n ? s->n : 1) * sizeof *vals);
+    double *vals = fattn_xmalloc((s->n ? s->n : 1) * sizeof *vals);
     for (size_t c = 0; c < s->ncats; ++c) {
         const double mid = fr->left + band * ((double)c + 0.5);
         size_t nv = 0;
@@ -350,12 +351,11 @@ void fattn_svg_strip(FILE *f, const char *id, const fattn_strip *s, const fattn_
                 continue;
             point(f, s->param, s->trial ? s->trial[i] : 0, s->mark && s->mark[i], mid + jitter(i) * 2 * spread,
                   point_y(fr, &y, s->y[i]), color(0));
-            if (vals && isfinite(s->y[i]) && (!ya->log || s->y[i] > 0))
+            if (placeable(ya->log, s->y[i]))
                 vals[nv++] = s->y[i];
         }
         if (nv) {
-            qsort(vals, nv, sizeof *vals, by_value);
-            double m = nv % 2 ? vals[nv / 2] : 0.5 * (vals[nv / 2 - 1] + vals[nv / 2]);
+            const double m = fattn_median(vals, nv);
             fprintf(f,
                     "<line class=\"cat-median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                     "stroke-width=\"2\"><title>median %.4g</title></line>\n",
@@ -384,11 +384,7 @@ void fattn_svg_ranges(FILE *f, const char *id, const char *title, const fattn_ax
     size_t ntx = fit(&x, xa, ex, tx);
     open_svg(f, &fr, id, title);
     fputs("<g class=\"axes\">\n", f);
-    for (size_t i = 0; i < ntx; ++i)
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
-                "text-anchor=\"middle\">%g</text>\n",
-                at(&x, tx[i]), fr.top, at(&x, tx[i]), fr.h - fr.bottom, at(&x, tx[i]), fr.h - fr.bottom + 14, tx[i]);
+    x_ticks(f, &fr, &x, tx, ntx, 14);
     draw_frame(f, &fr, xa->label, "", NULL);
     fputs("</g>\n", f);
     for (size_t i = 0; i < n; ++i) {
@@ -433,7 +429,7 @@ void fattn_svg_histograms(FILE *f, const char *id, const char *title, const char
     size_t ntx = fit(&x, &xa, (extent){lo, hi, 0}, tx), nty = fit(&y, &ya, (extent){0, top * 1.15, 0}, ty);
     open_svg(f, fr, id, title);
     fputs("<g class=\"axes\">\n", f);
-    x_ticks(f, fr, &x, tx, ntx);
+    x_ticks(f, fr, &x, tx, ntx, LANE + 12);
     y_ticks(f, fr, &y, ty, nty);
     draw_frame(f, fr, xa.label, ya.label, NULL);
     fputs("</g>\n", f);

@@ -10,18 +10,13 @@
 #include <string.h>
 
 #include "gates/gates.h"
+#include "run/stats.h"
 #include "store/read.h"
 #include "util/err.h"
 
 static double num(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static const char *col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
 }
 
 /* One more trial of `reason` in counts[0..*n). */
@@ -34,6 +29,14 @@ static void count(fattn_view_count **c, size_t *n, const char *reason)
         }
     *c = fattn_xrealloc(*c, (*n + 1) * sizeof **c);
     (*c)[(*n)++] = (fattn_view_count){fattn_xstrdup(reason), 1};
+}
+
+double fattn_view_count_total(const fattn_view_count *c, size_t n)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; ++i)
+        t += c[i].n;
+    return t;
 }
 
 static int by_count(const void *a, const void *b)
@@ -93,12 +96,6 @@ static void params_take(param_acc **p, size_t *np, const char *json, size_t trie
     cJSON_Delete(o);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The parameters as the view keeps them: values sorted, each tried
  * trial's value as an index. */
 static void params_finish(fattn_study_view *v, param_acc *p, size_t np)
@@ -107,7 +104,7 @@ static void params_finish(fattn_study_view *v, param_acc *p, size_t np)
     v->nparams = np;
     for (size_t k = 0; k < np; ++k) {
         fattn_view_param *q = &v->params[k];
-        qsort(p[k].values, p[k].nvalues, sizeof *p[k].values, by_value);
+        qsort(p[k].values, p[k].nvalues, sizeof *p[k].values, fattn_cmp_double);
         *q = (fattn_view_param){p[k].name, p[k].values, p[k].nvalues, fattn_xcalloc(v->n ? v->n : 1, sizeof(int))};
         for (size_t i = 0; i < v->n; ++i) {
             q->cat[i] = -1;
@@ -133,8 +130,8 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
         sqlite3_finalize(st);
         return fattn_store_fail(s, "cannot read studies");
     }
-    v->compile = !strcmp(col(st, 3), "compile");
-    snprintf(v->name, sizeof v->name, "study %lld (%.60s)", id, v->compile ? "compile" : col(st, 4));
+    v->compile = !strcmp(fattn_store_text(st, 3), "compile");
+    snprintf(v->name, sizeof v->name, "study %lld (%.60s)", id, v->compile ? "compile" : fattn_store_text(st, 4));
     sqlite3_finalize(st);
     if (fattn_store_read(s, FATTN_READ_REPORT_TRIALS, &(fattn_read_args){.id = id}, &st))
         return FATTN_EFAIL;
@@ -142,7 +139,7 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
     size_t np = 0, cap = 0;
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *status = col(st, 1), *reason = col(st, 2);
+        const char *status = fattn_store_text(st, 1), *reason = fattn_store_text(st, 2);
         v->end_secs = num(st, 11);
         const int rr = fattn_reason_find(reason);
         const int before = rr && (fattn_reason(rr)->stage == FATTN_STAGE_STATIC || rr == FATTN_R_SIMULATOR);
@@ -151,7 +148,7 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
         if (before)
             continue;
         if (with_params)
-            params_take(&p, &np, col(st, 9), v->n);
+            params_take(&p, &np, fattn_store_text(st, 9), v->n);
         if (v->n == cap) {
             cap = cap ? 2 * cap : 64;
             v->t = fattn_xrealloc(v->t, cap * sizeof *v->t);
@@ -170,7 +167,7 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
             .cache_hit = sqlite3_column_int(st, 15),
             .timed = !strcmp(status, "ok"),
             .marked = !strcmp(status, "rejected") || !strcmp(status, "error"),
-            .key = fattn_xstrdup(col(st, 10)),
+            .key = fattn_xstrdup(fattn_store_text(st, 10)),
         };
     }
     sqlite3_finalize(st);

@@ -30,6 +30,9 @@ typedef struct fattn_view_count {
     double n;
 } fattn_view_count;
 
+/* How many trials counts c[0..n) stopped in all. */
+double fattn_view_count_total(const fattn_view_count *c, size_t n);
+
 /* A parameter: its distinct values over the trials tried, ascending, and
  * each tried trial's value's index among them (-1: none). */
 typedef struct fattn_view_param {

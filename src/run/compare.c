@@ -11,12 +11,6 @@
 #include "util/err.h"
 #include "util/misc.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The k-th smallest of v[0..n), which it reorders (Wirth's selection). */
 static double select_kth(double *v, size_t n, size_t k)
 {
@@ -83,7 +77,7 @@ void fattn_percentile_interval(const double *v, size_t B, double level, double *
 {
     double *s = fattn_xmalloc(B * sizeof *s);
     memcpy(s, v, B * sizeof *s);
-    qsort(s, B, sizeof *s, cmp_double);
+    qsort(s, B, sizeof *s, fattn_cmp_double);
     double q[2] = {(1 - level) / 2, (1 + level) / 2}, out[2];
     for (int k = 0; k < 2; ++k) {
         double pos = q[k] * (double)(B - 1);
@@ -102,7 +96,7 @@ typedef struct tagged {
 
 static int cmp_tagged(const void *a, const void *b)
 {
-    return cmp_double(&((const tagged *)a)->v, &((const tagged *)b)->v);
+    return fattn_cmp_double(&((const tagged *)a)->v, &((const tagged *)b)->v);
 }
 
 void fattn_mann_whitney(const double *a, size_t na, const double *b, size_t nb, fattn_mwu *out)
@@ -145,7 +139,7 @@ double fattn_cliffs_delta(const double *a, size_t na, const double *b, size_t nb
 {
     double *s = fattn_xmalloc(nb * sizeof *s);
     memcpy(s, b, nb * sizeof *s);
-    qsort(s, nb, sizeof *s, cmp_double);
+    qsort(s, nb, sizeof *s, fattn_cmp_double);
     double more = 0, less = 0;
     for (size_t i = 0; i < na; ++i) {
         /* below: #{b < a[i]}; upto: #{b <= a[i]} */

@@ -9,7 +9,7 @@
 
 #include "util/err.h"
 
-static int cmp_double(const void *a, const void *b)
+int fattn_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -19,7 +19,7 @@ double fattn_percentile(const double *x, size_t n, double p)
 {
     double *s = fattn_xmalloc(n * sizeof *s);
     memcpy(s, x, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
+    qsort(s, n, sizeof *s, fattn_cmp_double);
     double pos = p / 100.0 * (double)(n - 1);
     size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
     double v = s[lo] + (s[hi] - s[lo]) * (pos - (double)lo);

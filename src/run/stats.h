@@ -9,6 +9,9 @@
 
 #include "target/shape.h"
 
+/* qsort's comparison of two doubles, ascending. */
+int fattn_cmp_double(const void *a, const void *b);
+
 /* The p-th percentile (0..100) of x[0..n), n >= 1; x need not be sorted. */
 double fattn_percentile(const double *x, size_t n, double p);
 

@@ -46,6 +46,9 @@ int fattn_store_top_trials(fattn_store *s, long long study, int k, fattn_trial_c
 int fattn_store_trial_cand(fattn_store *s, long long trial, const char *option, fattn_trial_cand *cand,
                            fattn_study_info *study);
 
+/* Column i of the row `st` is on, as text: "" where it is NULL. */
+const char *fattn_store_text(sqlite3_stmt *st, int i);
+
 /* The named reads. Each is a statement of reads.c, which lists its columns
  * in the order its reader takes them; the reader steps it and finalizes it
  * (sqlite3_finalize). Parameters: ?1 is a->id, ?2 a->text, ?3 a->text2 (NULL

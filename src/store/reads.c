@@ -169,6 +169,12 @@ static const struct {
                                   "the study's trials"},
 };
 
+const char *fattn_store_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
 int fattn_store_read(fattn_store *s, enum fattn_read r, const fattn_read_args *a, sqlite3_stmt **st)
 {
     char what[96];

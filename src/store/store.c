@@ -2,6 +2,7 @@
  * store.c - opening, migrating and writing the results database.
  */
 #include "store/store.h"
+#include "store/read.h"
 #include "store/sql.h"
 
 #include <ctype.h>
@@ -737,8 +738,7 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
 
 static char *column_dup(sqlite3_stmt *st, int i)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return fattn_xstrdup(t ? (const char *)t : "");
+    return fattn_xstrdup(fattn_store_text(st, i));
 }
 
 int fattn_store_cache_get(fattn_store *s, const char *key, fattn_cache_entry *e)
