@@ -68,6 +68,16 @@ FATTN_GMMA_FN fattn_gmma_u64 fattn_gmma_desc(unsigned addr, unsigned lbo, unsign
            | (fattn_gmma_u64)((sbo & 0x3FFFFu) >> 4) << 32 | (fattn_gmma_u64)(mode & 3u) << 62;
 }
 
+/* `desc` moved `bytes` on (a multiple of 16): its start address advanced.
+ * The same as encoding the moved address while it stays inside the 18-bit
+ * window of shared memory, which every layout a launch holds does (227 KiB
+ * at most): a kernel builds a tile's descriptor once and advances it by
+ * constants (no address arithmetic per wgmma). */
+FATTN_GMMA_FN fattn_gmma_u64 fattn_gmma_desc_advance(fattn_gmma_u64 desc, unsigned bytes)
+{
+    return desc + (bytes >> 4);
+}
+
 /* The descriptor of the 16-deep K slice starting at `addr` of a canonical
  * K-major tile of `mn` rows. */
 FATTN_GMMA_FN fattn_gmma_u64 fattn_gmma_desc_k(unsigned addr, unsigned mn, unsigned mode)

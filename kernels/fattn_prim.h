@@ -27,26 +27,30 @@
 /* The block's dynamic shared memory, as `unsigned char name[]`. */
 #define FATTN_DYNAMIC_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
 
-template <class T>
-__device__ __forceinline__ T ld_global(const void *p)
+/* A value the compiler must take as changed here, no instruction: what is
+ * computed from it afterwards is computed afterwards (addresses the
+ * compiler would otherwise hoist out of a loop and keep live). */
+__device__ __forceinline__ void fattn_opaque(int &v)
+{
+    asm volatile("" : "+r"(v));
+}
+
+template <class T> __device__ __forceinline__ T ld_global(const void *p)
 {
     return *reinterpret_cast<const T *>(p);
 }
 
-template <class T>
-__device__ __forceinline__ void st_global(void *p, T v)
+template <class T> __device__ __forceinline__ void st_global(void *p, T v)
 {
     *reinterpret_cast<T *>(p) = v;
 }
 
-template <class T>
-__device__ __forceinline__ T ld_shared(const void *p)
+template <class T> __device__ __forceinline__ T ld_shared(const void *p)
 {
     return *reinterpret_cast<const T *>(p);
 }
 
-template <class T>
-__device__ __forceinline__ void st_shared(void *p, T v)
+template <class T> __device__ __forceinline__ void st_shared(void *p, T v)
 {
     *reinterpret_cast<T *>(p) = v;
 }
@@ -59,13 +63,15 @@ __device__ __forceinline__ unsigned smem_addr(const void *p)
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }
 
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
@@ -78,16 +84,13 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 
 /* cp.async of BYTES (16: .cg, 4: .ca) from global src to shared dst; with
  * valid false the source size is 0 and dst is zero-filled. */
-template <int BYTES>
-__device__ __forceinline__ void cp_async(unsigned dst, const void *src, bool valid)
+template <int BYTES> __device__ __forceinline__ void cp_async(unsigned dst, const void *src, bool valid)
 {
     static_assert(BYTES == 16 || BYTES == 4, "cp.async copies 4 or 16 bytes here");
     if (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                     :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
     else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                     :: "r"(dst), "l"(src), "r"(valid ? 4 : 0));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit()
@@ -95,10 +98,9 @@ __device__ __forceinline__ void cp_async_commit()
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
+template <int N> __device__ __forceinline__ void cp_async_wait()
 {
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 /* Thread-block clusters: this block's rank, the cluster-wide barrier (release
@@ -136,7 +138,9 @@ __device__ __forceinline__ float4 ld_cluster_v4(unsigned addr)
 {
     float4 x;
     asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(addr) : "memory");
+                 : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w)
+                 : "r"(addr)
+                 : "memory");
     return x;
 }
 

@@ -54,6 +54,9 @@
 #if !defined(PV_RS) && defined(FATTN_PV_RS)
 #define PV_RS FATTN_PV_RS
 #endif
+#if !defined(OVERLAP) && defined(FATTN_OVERLAP)
+#define OVERLAP FATTN_OVERLAP
+#endif
 #if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
 #define HEAD_DIM FATTN_HEAD_DIM
 #endif
@@ -72,6 +75,9 @@
 #ifndef PV_RS
 #define PV_RS 1
 #endif
+#ifndef OVERLAP
+#define OVERLAP 0
+#endif
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
@@ -86,6 +92,7 @@ static_assert(BLOCK_M % 64 == 0 && BLOCK_M >= 64 && BLOCK_M <= 192, "BLOCK_M: 64
 static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 64 && BLOCK_N <= 192, "BLOCK_N: 64 to 192 in steps of 16");
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM: 64 or 128");
 static_assert(STAGES >= 1 && STAGES <= 4, "STAGES: 1 to 4");
+static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP: 0 or 1");
 
 #define CONSUMERS (BLOCK_M / 64)
 #define D_BOXES   (HEAD_DIM / 64)
@@ -116,15 +123,34 @@ static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "setma
 
 extern "C" __device__ const unsigned int fattn_smem_bytes = FATTN_SMEM_BYTES;
 extern "C" __device__ const unsigned int fattn_threads = FATTN_THREADS;
+/* The registers the block's warpgroups hold once each has run its
+ * setmaxnreg: the launch's (the cubin's count a thread x FATTN_THREADS) must
+ * hold them, or an increase waits forever (gate setmaxnreg_pool). */
+extern "C" __device__ const unsigned int fattn_setmaxnreg_pool = 128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS);
 
 /* The mbarriers: Q's, then four per slot. */
 struct wg_bars {
     unsigned base;
-    __device__ __forceinline__ unsigned q_full() const { return base; }
-    __device__ __forceinline__ unsigned k_full(int s) const { return base + 8 * (1 + s); }
-    __device__ __forceinline__ unsigned k_empty(int s) const { return base + 8 * (1 + STAGES + s); }
-    __device__ __forceinline__ unsigned v_full(int s) const { return base + 8 * (1 + 2 * STAGES + s); }
-    __device__ __forceinline__ unsigned v_empty(int s) const { return base + 8 * (1 + 3 * STAGES + s); }
+    __device__ __forceinline__ unsigned q_full() const
+    {
+        return base;
+    }
+    __device__ __forceinline__ unsigned k_full(int s) const
+    {
+        return base + 8 * (1 + s);
+    }
+    __device__ __forceinline__ unsigned k_empty(int s) const
+    {
+        return base + 8 * (1 + STAGES + s);
+    }
+    __device__ __forceinline__ unsigned v_full(int s) const
+    {
+        return base + 8 * (1 + 2 * STAGES + s);
+    }
+    __device__ __forceinline__ unsigned v_empty(int s) const
+    {
+        return base + 8 * (1 + 3 * STAGES + s);
+    }
 };
 
 /* Waits for the phase of parity `parity` of mbarrier `bar`. Built with
@@ -190,119 +216,265 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi)
     return *reinterpret_cast<const unsigned *>(&h);
 }
 
-/* Consumer warpgroup c: 64 query rows from m0 + 64 c. Accumulator i of a
- * thread (lane l of warp w of the warpgroup) sits at row 16 w + l / 4 +
- * 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2 (wgmma's D layout):
- * a thread holds two rows, h = 0 and 1. */
-__device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b,
-                                        int c, int m0, int bh, int tiles, int seqlen, float scale)
+/* A consumer warpgroup's place: consumer c of 64 query rows from m0 + 64 c;
+ * lane `lane` of warp `warp` holds rows row0 and row0 + 8 of the block's
+ * queries. Accumulator i of a thread sits at row 16 warp + lane / 4 +
+ * 8 ((i / 2) % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's D
+ * layout): a thread holds two rows, h = 0 and 1. The descriptors of Q, and
+ * of slot 0's K and V, are built once: a slot's and a K slice's are those
+ * advanced by constants (uniform registers, no address arithmetic per
+ * wgmma). */
+struct wg_consumer {
+    int c, m0, warp, lane, row0, seqlen;
+    float scale_log2;
+    fattn_gmma_u64 dq, dk, dv; /* Q's first K slice, slot 0's K and V */
+#if !PV_RS
+    fattn_gmma_u64 dp; /* this consumer's P tile */
+    unsigned char *p_sm;
+#endif
+};
+
+/* S = Q K^T for the key tile in slot s, issued and committed (one group). */
+__device__ __forceinline__ void issue_qk(const wg_consumer &w, float (&acc)[BLOCK_N / 2], int s)
 {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const fattn_gmma_u64 dk = fattn_gmma_desc_advance(w.dk, s * KV_BYTES);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM / 16; ++kk)
+        wgmma_ss<BLOCK_N>(acc, fattn_gmma_desc_advance(w.dq, fattn_gmma_k_offset(0, 64, 16 * kk, SW)),
+                          fattn_gmma_desc_advance(dk, fattn_gmma_k_offset(0, BLOCK_N, 16 * kk, SW)), kk > 0);
+    wgmma_commit();
+}
+
+/* The online softmax of the key tile from n0 on S's accumulators: with
+ * MASK, keys past S and (causal) past the row are masked first (the first
+ * tile holds key 0, so every row's max is finite from the first tile on);
+ * then P = exp2(S scale log2(e) - max scale log2(e)) in place of S. The
+ * row sums are rescaled and grown here; O's rescale factors go to corr (O
+ * may be in flight). */
+template <bool MASK>
+__device__ __forceinline__ void softmax(const wg_consumer &w, float (&acc)[BLOCK_N / 2], int n0, float (&row_max)[2],
+                                        float (&row_sum)[2], float (&corr)[2])
+{
+    if (MASK) {
+        /* Accumulator j's key is n0 + 2 (lane % 4) + k with k = 8 (j / 4) +
+         * j % 2 a constant: it is masked when k passes the last key row h
+         * may see, one comparison per accumulator. */
+        const int first = n0 + 2 * (w.lane % 4);
+        int last[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = w.row0 + 8 * h;
+            last[h] = (CAUSAL && row < w.seqlen - 1 ? row : w.seqlen - 1) - first;
+        }
+#pragma unroll
+        for (int j = 0; j < BLOCK_N / 2; ++j)
+            if (8 * (j / 4) + j % 2 > last[(j / 2) % 2])
+                acc[j] = NEG_INF;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float mx = row_max[h];
+#pragma unroll
+        for (int j = 2 * h; j < BLOCK_N / 2; j += 4) {
+            mx = fmaxf(mx, acc[j]);
+            mx = fmaxf(mx, acc[j + 1]);
+        }
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_scaled = mx * w.scale_log2;
+        corr[h] = exp2f(row_max[h] * w.scale_log2 - m_scaled);
+        row_max[h] = mx;
+        row_sum[h] *= corr[h];
+#pragma unroll
+        for (int j = 2 * h; j < BLOCK_N / 2; j += 4) {
+            acc[j] = exp2f(fmaf(acc[j], w.scale_log2, -m_scaled));
+            acc[j + 1] = exp2f(fmaf(acc[j + 1], w.scale_log2, -m_scaled));
+            row_sum[h] += acc[j] + acc[j + 1];
+        }
+    }
+}
+
+/* Key tiles of consumer c's rows that need no mask: those wholly below S
+ * and (causal) at or below its first row. They come first; the loops run
+ * them without the mask's instructions. */
+__device__ __forceinline__ int unmasked_tiles(const wg_consumer &w, int tiles)
+{
+    int n = w.seqlen / BLOCK_N;
+    if (CAUSAL)
+        n = min(n, (w.m0 + 64 * w.c + 1) / BLOCK_N);
+    return min(n, tiles);
+}
+
+/* O *= corr, row by row (O not in flight). */
+__device__ __forceinline__ void rescale(float (&o)[HEAD_DIM / 2], const float (&corr)[2])
+{
+#pragma unroll
+    for (int j = 0; j < HEAD_DIM / 2; ++j)
+        o[j] *= corr[(j / 2) % 2];
+}
+
+/* P as P.V's A operand, once the P.V that read the previous one has
+ * retired: slice j of P (keys 16 j ..) is accumulators 8 j .. 8 j + 7 as
+ * the A fragment's fp16 halves (PV_RS=1), or the consumer's swizzled P
+ * tile in shared memory, fenced for the async proxy and complete across
+ * the warpgroup (PV_RS=0). */
+__device__ __forceinline__ void stage_p(const wg_consumer &w, const float (&acc)[BLOCK_N / 2],
+                                        unsigned (&p)[BLOCK_N / 16][4])
+{
+#if PV_RS
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 16; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            p[j][r] = pack_half2(acc[8 * j + 2 * r], acc[8 * j + 2 * r + 1]);
+#else
+    (void)p;
+    /* An offset opaque per tile: the compiler would hoist the BLOCK_N / 4
+     * swizzled addresses out of the key-tile loops and keep them live (a
+     * spill at BLOCK_M 192); computed where stored, they cost an integer
+     * instruction or two each (the base stays a shared one: STS). */
+    int at = 0;
+    fattn_opaque(at);
+    unsigned char *p_sm = w.p_sm + at;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 2; j += 2) {
+        const int r = 16 * w.warp + w.lane / 4 + 8 * ((j / 2) % 2), col = 8 * (j / 4) + 2 * (w.lane % 4);
+        st_shared(p_sm + sw128_offset(r, col), pack_half2(acc[j], acc[j + 1]));
+    }
+    fence_proxy_async();
+    bar_sync(1 + w.c, 128);
+#endif
+}
+
+/* O += P V for the key tile in slot s, issued and committed (one group). */
+__device__ __forceinline__ void issue_pv(const wg_consumer &w, float (&o)[HEAD_DIM / 2], unsigned (&p)[BLOCK_N / 16][4],
+                                         int s)
+{
+    const fattn_gmma_u64 dv = fattn_gmma_desc_advance(w.dv, s * KV_BYTES);
+    wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 16; ++j)
+#if PV_RS
+        wgmma_rs<HEAD_DIM, 1>(o, p[j], fattn_gmma_desc_advance(dv, 16 * j * 128), 1);
+#else
+        wgmma_ss<HEAD_DIM, 0, 1>(o, fattn_gmma_desc_advance(w.dp, fattn_gmma_k_offset(0, 64, 16 * j, SW)),
+                                 fattn_gmma_desc_advance(dv, 16 * j * 128), 1);
+    (void)p;
+#endif
+    wgmma_commit();
+}
+
+/* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait. */
+template <bool MASK>
+__device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int i, float (&o)[HEAD_DIM / 2],
+                                     float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4], float (&row_max)[2],
+                                     float (&row_sum)[2], float (&corr)[2])
+{
+    const int s = i % STAGES;
+    const unsigned ph = (unsigned)(i / STAGES) & 1u;
+    wait_phase(b.k_full(s), ph);
+    issue_qk(w, acc, s);
+    wgmma_wait<0>(acc);
+    if (t == 0)
+        mbar_arrive(b.k_empty(s));
+    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
+    rescale(o, corr);
+    stage_p(w, acc, p);
+    wait_phase(b.v_full(s), ph);
+    issue_pv(w, o, p, s);
+    wgmma_wait<0>(o);
+    if (t == 0)
+        mbar_arrive(b.v_empty(s));
+}
+
+/* One key tile i >= 1 with overlap: S(i) = Q K(i)^T issued, then O's
+ * rescale and P(i-1) V(i-1); S(i) waited for alone (wait_group 1) and
+ * softmax(i) run while P V runs; then P V waited for (wait_group 0) and
+ * P(i) staged in place of P(i-1). */
+template <bool MASK>
+__device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, int t, int i, float (&o)[HEAD_DIM / 2],
+                                             float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4],
+                                             float (&row_max)[2], float (&row_sum)[2], float (&corr)[2])
+{
+    const int s = i % STAGES, sp = (i - 1) % STAGES;
+    wait_phase(b.k_full(s), (unsigned)(i / STAGES) & 1u);
+    issue_qk(w, acc, s);
+    rescale(o, corr);
+    wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & 1u);
+    issue_pv(w, o, p, sp);
+    wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
+    if (t == 0)
+        mbar_arrive(b.k_empty(s));
+    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
+    wgmma_wait<0>(o);
+    if (t == 0)
+        mbar_arrive(b.v_empty(sp));
+    stage_p(w, acc, p);
+}
+
+/* Consumer warpgroup c: every key tile of its 64 rows, then the epilogue.
+ * OVERLAP=0: per tile S = Q K^T, wait, the softmax, P V, wait. OVERLAP=1
+ * (FA3's intra-warpgroup pipelining): tile i issues S(i) = Q K(i)^T, then
+ * O's rescale and P(i-1) V(i-1), waits for S(i) alone (wait_group 1) and
+ * runs softmax(i) while P V runs, then waits for it (wait_group 0): V is
+ * consumed one tile behind K, the first and last tiles peeled. A slot's K
+ * or V is released when the wgmma reading it has retired. */
+__device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b, int c,
+                                        int m0, int bh, int tiles, int seqlen, float scale)
+{
+    const int t = threadIdx.x % 128;
+    wg_consumer w;
+    w.c = c, w.m0 = m0, w.warp = t / 32, w.lane = t % 32, w.seqlen = seqlen;
+    w.row0 = m0 + 64 * c + 16 * w.warp + w.lane / 4;
+    w.scale_log2 = scale * 1.4426950408889634f;
     const unsigned q = base + c * D_BOXES * BOX_BYTES;
-    const int row0 = m0 + 64 * c + 16 * warp + lane / 4; /* rows row0 and row0 + 8 */
-    const float scale_log2 = scale * 1.4426950408889634f;
-    float o[HEAD_DIM / 2];
-    float row_max[2] = {NEG_INF, NEG_INF}, row_sum[2] = {0.f, 0.f};
+    w.dq = fattn_gmma_desc_k(q, 64, SW);
+    w.dk = fattn_gmma_desc_k(base + SM_K, BLOCK_N, SW);
+    w.dv = fattn_gmma_desc_mn_boxes(base + SM_V, BLOCK_N, SW);
+#if !PV_RS
+    /* from Q's: its tile lies SM_P + c (P_BOXES - D_BOXES) boxes on (positive: Q precedes K, V and P) */
+    w.dp = fattn_gmma_desc_advance(w.dq, (unsigned)(SM_P + c * ((int)P_BOXES - D_BOXES) * BOX_BYTES));
+    w.p_sm = sm + SM_P + c * P_BOXES * BOX_BYTES;
+#endif
+    float o[HEAD_DIM / 2], acc[BLOCK_N / 2];
+    float row_max[2] = {NEG_INF, NEG_INF}, row_sum[2] = {0.f, 0.f}, corr[2];
+    unsigned p[BLOCK_N / 16][4];
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i)
         o[i] = 0.f;
     wait_phase(b.q_full(), 0);
-    for (int i = 0; i < tiles; ++i) {
-        const int s = i % STAGES, n0 = i * BLOCK_N;
-        const unsigned ph = (unsigned)(i / STAGES) & 1u;
-        const unsigned k = base + SM_K + s * KV_BYTES, v = base + SM_V + s * KV_BYTES;
-        float acc[BLOCK_N / 2];
-
-        /* S = Q K^T */
-        wait_phase(b.k_full(s), ph);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; ++kk)
-            wgmma_ss<BLOCK_N>(acc, fattn_gmma_desc_k(q + fattn_gmma_k_offset(0, 64, 16 * kk, SW), 64, SW),
-                              fattn_gmma_desc_k(k + fattn_gmma_k_offset(0, BLOCK_N, 16 * kk, SW), BLOCK_N, SW),
-                              kk > 0);
-        wgmma_commit();
-        wgmma_wait<0>(acc);
-        if (t == 0)
-            mbar_arrive(b.k_empty(s));
-
-        /* Masking, in boundary tiles only: keys past S, and (causal) past
-         * the row. The first tile holds key 0, so every row's max is
-         * finite from the first tile on. */
-        if (n0 + BLOCK_N > seqlen || (CAUSAL && n0 + BLOCK_N - 1 > m0 + 64 * c)) {
-#pragma unroll
-            for (int j = 0; j < BLOCK_N / 2; ++j) {
-                const int col = n0 + 8 * (j / 4) + 2 * (lane % 4) + j % 2, row = row0 + 8 * ((j / 2) % 2);
-                if (col >= seqlen || (CAUSAL && col > row))
-                    acc[j] = NEG_INF;
-            }
-        }
-
-        /* Online softmax: P = exp2(S scale log2(e) - max scale log2(e)). */
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float mx = row_max[h];
-#pragma unroll
-            for (int j = 2 * h; j < BLOCK_N / 2; j += 4) {
-                mx = fmaxf(mx, acc[j]);
-                mx = fmaxf(mx, acc[j + 1]);
-            }
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_scaled = mx * scale_log2;
-            const float corr = exp2f(row_max[h] * scale_log2 - m_scaled);
-            row_max[h] = mx;
-            row_sum[h] *= corr;
-#pragma unroll
-            for (int j = 2 * h; j < HEAD_DIM / 2; j += 4) {
-                o[j] *= corr;
-                o[j + 1] *= corr;
-            }
-#pragma unroll
-            for (int j = 2 * h; j < BLOCK_N / 2; j += 4) {
-                acc[j] = exp2f(fmaf(acc[j], scale_log2, -m_scaled));
-                acc[j + 1] = exp2f(fmaf(acc[j + 1], scale_log2, -m_scaled));
-                row_sum[h] += acc[j] + acc[j + 1];
-            }
-        }
-
-        /* O += P V */
-        wait_phase(b.v_full(s), ph);
-#if PV_RS
-        /* Slice j of P (keys 16 j ..): accumulators 8 j .. 8 j + 7 are the
-         * A fragment's halves 0-7. */
-        unsigned p[BLOCK_N / 16][4];
-#pragma unroll
-        for (int j = 0; j < BLOCK_N / 16; ++j)
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-                p[j][r] = pack_half2(acc[8 * j + 2 * r], acc[8 * j + 2 * r + 1]);
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < BLOCK_N / 16; ++j)
-            wgmma_rs<HEAD_DIM, 1>(o, p[j], fattn_gmma_desc_mn_boxes(v + 16 * j * 128, BLOCK_N, SW), 1);
-#else
-        const unsigned p = base + SM_P + c * P_BOXES * BOX_BYTES;
-        unsigned char *p_sm = sm + SM_P + c * P_BOXES * BOX_BYTES;
-#pragma unroll
-        for (int j = 0; j < BLOCK_N / 2; j += 2) {
-            const int r = 16 * warp + lane / 4 + 8 * ((j / 2) % 2), col = 8 * (j / 4) + 2 * (lane % 4);
-            st_shared(p_sm + sw128_offset(r, col), pack_half2(acc[j], acc[j + 1]));
-        }
-        /* Every thread's P visible to the warpgroup's wgmma (async proxy). */
-        fence_proxy_async();
-        bar_sync(1 + c, 128);
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < BLOCK_N / 16; ++j)
-            wgmma_ss<HEAD_DIM, 0, 1>(o, fattn_gmma_desc_k(p + fattn_gmma_k_offset(0, 64, 16 * j, SW), 64, SW),
-                                     fattn_gmma_desc_mn_boxes(v + 16 * j * 128, BLOCK_N, SW), 1);
-#endif
-        wgmma_commit();
+#if OVERLAP
+    /* Tile 0: S, its softmax (masked if need be), P staged; its P V waits
+     * for tile 1's S. */
+    wait_phase(b.k_full(0), 0);
+    issue_qk(w, acc, 0);
+    wgmma_wait<0>(acc);
+    if (t == 0)
+        mbar_arrive(b.k_empty(0));
+    softmax<true>(w, acc, 0, row_max, row_sum, corr);
+    stage_p(w, acc, p);
+    const int plain = max(1, unmasked_tiles(w, tiles));
+    for (int i = 1; i < plain; ++i)
+        overlap_step<false>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+    for (int i = plain; i < tiles; ++i)
+        overlap_step<true>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+    {
+        const int sp = (tiles - 1) % STAGES;
+        rescale(o, corr);
+        wait_phase(b.v_full(sp), (unsigned)((tiles - 1) / STAGES) & 1u);
+        issue_pv(w, o, p, sp);
         wgmma_wait<0>(o);
         if (t == 0)
-            mbar_arrive(b.v_empty(s));
+            mbar_arrive(b.v_empty(sp));
     }
+#else
+    const int plain = unmasked_tiles(w, tiles);
+    for (int i = 0; i < plain; ++i)
+        step<false>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+    for (int i = plain; i < tiles; ++i)
+        step<true>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+#endif
 
     /* O / rowsum, through this consumer's Q tile (its wgmmas have retired)
      * and one TMA store per 64 columns. */
@@ -317,7 +489,7 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
     }
 #pragma unroll
     for (int j = 0; j < HEAD_DIM / 2; j += 2) {
-        const int h = (j / 2) % 2, r = 16 * warp + lane / 4 + 8 * h, col = 8 * (j / 4) + 2 * (lane % 4);
+        const int h = (j / 2) % 2, r = 16 * w.warp + w.lane / 4 + 8 * h, col = 8 * (j / 4) + 2 * (w.lane % 4);
         st_shared(q_sm + sw128_offset(r, col), pack_half2(o[j] * inv[h], o[j + 1] * inv[h]));
     }
     fence_proxy_async();
@@ -333,8 +505,8 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
 
 extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
     fattn_wgmma(const __grid_constant__ fattn_tensormap tm_q, const __grid_constant__ fattn_tensormap tm_k,
-                const __grid_constant__ fattn_tensormap tm_v, const __grid_constant__ fattn_tensormap tm_o,
-                int batch, int heads, int seqlen, float scale)
+                const __grid_constant__ fattn_tensormap tm_v, const __grid_constant__ fattn_tensormap tm_o, int batch,
+                int heads, int seqlen, float scale)
 {
     FATTN_DYNAMIC_SMEM(smem);
     (void)batch;
@@ -343,7 +515,9 @@ extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
     const wg_bars b = {base + SM_BAR};
     const int m_block = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
     const int m0 = m_block * BLOCK_M, bh = (int)(blockIdx.z * heads + blockIdx.y);
-    const int tiles = key_tiles(m0, seqlen), wg = (int)(threadIdx.x / 128);
+    /* The warpgroup read from lane 0: ptxas then knows it warp-uniform, and
+     * keeps a consumer's descriptors in uniform registers. */
+    const int tiles = key_tiles(m0, seqlen), wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     /* Consumers with a row below S (a tail's others have nothing to do). */
     const int active = min(CONSUMERS, (seqlen - m0 + 63) / 64);
     if (threadIdx.x == 0) {

@@ -18,11 +18,7 @@ void t_family_config(const fattn_family *f, const char *key, fattn_config *c)
         exit(99); /* T_HARNESS */
 }
 
-/* Copies the kernel directory to root/name with one exact edit of family
- * f's kernel, `from` (which must occur exactly once) replaced by `to`.
- * Returns the folder (static storage), or NULL (said on stderr). */
-static const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from,
-                                  const char *to)
+const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from, const char *to)
 {
     static char dir[512];
     char cmd[2048], *text = NULL;

@@ -26,6 +26,12 @@ const char *t_family_plant_caught(const fattn_family *f, const char *root, const
                                   const char *from, const char *to, const char *key, const fattn_shape *s,
                                   const fattn_sim_inputs *in, const char *verdict);
 
+/* Copies the kernel directory to root/name with one exact edit of family
+ * f's kernel, `from` (which must occur exactly once) replaced by `to`.
+ * Returns the folder (static storage, until the next call), or NULL (said
+ * on stderr). */
+const char *t_family_plant(const fattn_family *f, const char *root, const char *name, const char *from, const char *to);
+
 /* The configuration `key`, which must be of family f (else exits T_HARNESS). */
 void t_family_config(const fattn_family *f, const char *key, fattn_config *c);
 

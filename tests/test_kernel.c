@@ -349,6 +349,11 @@ static void cubin_reader(void)
     unsigned v;
     CHECK_INT(fattn_cubin_symbol_u32(b.r.cubin, b.r.cubin_size, "fattn_smem_bytes", &v, why, sizeof why), 0);
     CHECK_INT(v, 16384);
+    /* absent: 1, the value untouched (an optional export reads as none) */
+    v = 7;
+    CHECK_INT(fattn_cubin_symbol_u32(b.r.cubin, b.r.cubin_size, "fattn_setmaxnreg_pool", &v, why, sizeof why), 1);
+    CHECK_CONTAINS(why, "no symbol fattn_setmaxnreg_pool");
+    CHECK_INT(v, 7);
 
     /* Corrupted cubins are rejected, never read out of bounds (ASan watches). */
     fattn_rng rng;

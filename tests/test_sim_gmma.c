@@ -141,6 +141,17 @@ static void encoder(void)
     CHECK_INT(fattn_gmma_k_offset(1, 128, 32, FATTN_GMMA_SW64), 8192);
     CHECK_INT(fattn_gmma_k_offset(0, 64, 16, FATTN_GMMA_NONE), 2 * 64 * 16);
     CHECK_INT(fattn_gmma_repeat_bytes(FATTN_GMMA_SW64), 512);
+    /* Advancing a descriptor is encoding the moved address, wherever the
+     * sum stays in the 18-bit window (every layout a launch holds): K
+     * slices, slots and consumers' tiles up to the 227 KiB maximum. */
+    int same = 0, tried = 0;
+    for (unsigned addr = 0; addr < 232448; addr += 1024 * 7)
+        for (unsigned off = 0; addr + off < 262144; off += 16 * 389, ++tried)
+            for (unsigned mode = 0; mode < 4; ++mode)
+                same += fattn_gmma_desc_advance(fattn_gmma_desc_k(addr, 64, mode), off)
+                        == fattn_gmma_desc_k(addr + off, 64, mode);
+    CHECK(tried > 500);
+    CHECK_INT(same, 4 * tried);
     /* The simulator's decoder reads the fields back. */
     fattn_sim_gmma_desc d;
     fattn_sim_gmma_decode(fattn_gmma_desc(0x3fff0, 0x3fff0, 0x10, FATTN_GMMA_SW64) | 5ull << 49, &d);

@@ -35,9 +35,9 @@ extern "C" fattn_sim_self *fattn_sim_self_p;
 #define __align__(n) alignas(n)
 
 #define threadIdx (fattn_sim_self_p->thread_idx)
-#define blockIdx (fattn_sim_self_p->block_idx)
-#define blockDim (fattn_sim_self_p->block_dim)
-#define gridDim (fattn_sim_self_p->grid_dim)
+#define blockIdx  (fattn_sim_self_p->block_idx)
+#define blockDim  (fattn_sim_self_p->block_dim)
+#define gridDim   (fattn_sim_self_p->grid_dim)
 
 /* Where a primitive was called from: default arguments, evaluated at the
  * call (each builtin must be a default argument of its own for that). */
@@ -91,7 +91,7 @@ static inline __half __float2half_rn(float f)
         h.x = (unsigned short)(sign | 0x7c00u);
         return h;
     }
-    if (abs < 0x38800000u) { /* below 2^-14: a subnormal result, or zero */
+    if (abs < 0x38800000u) {     /* below 2^-14: a subnormal result, or zero */
         if (abs < 0x33000000u) { /* below half the smallest subnormal (2^-25): zero */
             h.x = (unsigned short)sign;
             return h;
@@ -190,6 +190,27 @@ static inline unsigned __shfl_xor_sync(unsigned mask, unsigned v, int lanemask, 
 static inline int __shfl_xor_sync(unsigned mask, int v, int lanemask, FATTN_SIM_HERE)
 {
     return (int)fattn_sim_api_p->shfl_xor(FATTN_SIM_SITE, mask, (unsigned)v, lanemask);
+}
+
+/* shfl.sync.idx with every lane reading lane `src`, as the five butterfly
+ * exchanges that carry src's value to every lane: after step k a lane holds
+ * the value of the lane that agrees with src in bits 0..k and with itself
+ * above. Every lane takes part in each (membermask checked by each). */
+static inline unsigned __shfl_sync(unsigned mask, unsigned v, int src, FATTN_SIM_HERE)
+{
+    const unsigned lane =
+        (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32u; /* the warp's lane */
+    for (int k = 0; k < 5; ++k) {
+        const unsigned other = fattn_sim_api_p->shfl_xor(FATTN_SIM_SITE, mask, v, 1 << k);
+        if (((lane ^ (unsigned)src) >> k) & 1u)
+            v = other;
+    }
+    return v;
+}
+
+static inline int __shfl_sync(unsigned mask, int v, int src, FATTN_SIM_HERE)
+{
+    return (int)__shfl_sync(mask, (unsigned)v, src, site_file, site_line);
 }
 
 #endif

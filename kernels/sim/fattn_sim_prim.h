@@ -11,32 +11,33 @@
 
 #define FATTN_DYNAMIC_SMEM(name) unsigned char *const name = fattn_sim_self_p->smem
 
-template <class T>
-inline T ld_global(const void *p, FATTN_SIM_HERE)
+template <class T> inline T ld_global(const void *p, FATTN_SIM_HERE)
 {
     T v;
     fattn_sim_api_p->load(FATTN_SIM_SITE, FATTN_SIM_GLOBAL, p, &v, sizeof(T));
     return v;
 }
 
-template <class T>
-inline void st_global(void *p, T v, FATTN_SIM_HERE)
+template <class T> inline void st_global(void *p, T v, FATTN_SIM_HERE)
 {
     fattn_sim_api_p->store(FATTN_SIM_SITE, FATTN_SIM_GLOBAL, p, &v, sizeof(T));
 }
 
-template <class T>
-inline T ld_shared(const void *p, FATTN_SIM_HERE)
+template <class T> inline T ld_shared(const void *p, FATTN_SIM_HERE)
 {
     T v;
     fattn_sim_api_p->load(FATTN_SIM_SITE, FATTN_SIM_SHARED, p, &v, sizeof(T));
     return v;
 }
 
-template <class T>
-inline void st_shared(void *p, T v, FATTN_SIM_HERE)
+template <class T> inline void st_shared(void *p, T v, FATTN_SIM_HERE)
 {
     fattn_sim_api_p->store(FATTN_SIM_SITE, FATTN_SIM_SHARED, p, &v, sizeof(T));
+}
+
+/* No instruction: the simulator computes what the kernel computes. */
+inline void fattn_opaque(int &)
+{
 }
 
 inline unsigned smem_addr(const void *p, FATTN_SIM_HERE)
@@ -59,8 +60,7 @@ inline void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsign
     fattn_sim_api_p->mma_16816(FATTN_SIM_SITE, d, a, b0, b1);
 }
 
-template <int BYTES>
-inline void cp_async(unsigned dst, const void *src, bool valid, FATTN_SIM_HERE)
+template <int BYTES> inline void cp_async(unsigned dst, const void *src, bool valid, FATTN_SIM_HERE)
 {
     static_assert(BYTES == 16 || BYTES == 4, "cp.async copies 4 or 16 bytes here");
     fattn_sim_api_p->cp_async(FATTN_SIM_SITE, dst, src, BYTES, valid ? BYTES : 0);
@@ -71,8 +71,7 @@ inline void cp_async_commit(FATTN_SIM_HERE)
     fattn_sim_api_p->cp_async_commit(FATTN_SIM_SITE);
 }
 
-template <int N>
-inline void cp_async_wait(FATTN_SIM_HERE)
+template <int N> inline void cp_async_wait(FATTN_SIM_HERE)
 {
     fattn_sim_api_p->cp_async_wait(FATTN_SIM_SITE, N);
 }

@@ -210,7 +210,7 @@ int fattn_cubin_symbol_u32(const void *data, size_t size, const char *symbol, un
         return -1;
     int r = find_symbol(&e, symbol, &sym, &v, &shndx, &symsize);
     if (r <= 0)
-        return r < 0 ? -1 : (snprintf(why, why_size, "cubin has no symbol %s", symbol), -1);
+        return r < 0 ? -1 : (snprintf(why, why_size, "cubin has no symbol %s", symbol), 1);
     if (shndx == 0 || shndx >= e.shnum || symsize != 4 || get_section(&e, shndx, &s))
         return fail(&e, "symbol is not a 4-byte initialized object");
     if (s.type == SHT_NOBITS || v > s.size || s.size - v < 4)

@@ -32,8 +32,9 @@ typedef struct fattn_cubin_info {
 int fattn_cubin_parse(const void *data, size_t size, const char *kernel, fattn_cubin_info *out, char *why,
                       size_t why_size);
 
-/* Reads the 4-byte initialized object named `symbol`. Returns 0, or -1 with
- * a reason in why. */
+/* Reads the 4-byte initialized object named `symbol`. Returns 0; 1 when the
+ * cubin has no such symbol (*value untouched); -1 when the cubin or the
+ * symbol is malformed; why says which. */
 int fattn_cubin_symbol_u32(const void *data, size_t size, const char *symbol, unsigned *value, char *why,
                            size_t why_size);
 

@@ -251,6 +251,9 @@ int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, 
     if (fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_smem_bytes", &out->smem_dynamic, why, why_size)
         || fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_threads", &out->threads, why, why_size))
         return FATTN_EFAIL;
+    /* optional: a kernel without setmaxnreg exports no pool */
+    if (fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_setmaxnreg_pool", &out->nreg_pool, why, why_size) < 0)
+        return FATTN_EFAIL;
     out->regs = ci.regs;
     out->stack_frame = ci.frame_bytes;
     out->smem_static = ci.smem_static;

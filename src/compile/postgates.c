@@ -143,6 +143,22 @@ int fattn_gates_compiled(const fattn_gate_input *in, const fattn_compiled *c, fa
         failed = FATTN_R_SETMAXNREG_IGNORED;
     if (!notice_gate(in, c, vs, FATTN_R_WGMMA_SERIALIZED, 7510, 7517) && !failed)
         failed = FATTN_R_WGMMA_SERIALIZED;
+
+    /* setmaxnreg.inc waits until the block's pool holds the increase: the
+     * launch's registers must hold every warpgroup's request at once. */
+    v = &vs[FATTN_R_SETMAXNREG_POOL];
+    v->reason = FATTN_R_SETMAXNREG_POOL;
+    const unsigned long long pool = (unsigned long long)c->regs * c->threads;
+    if (!c->nreg_pool)
+        fattn_verdict_set(v, 1, "no setmaxnreg (the kernel exports no fattn_setmaxnreg_pool)");
+    else
+        fattn_verdict_set(v, pool >= c->nreg_pool,
+                          "the launch's %u registers a thread x %u threads = %llu, %s the %u the warpgroups ask "
+                          "for with setmaxnreg%s",
+                          c->regs, c->threads, pool, pool >= c->nreg_pool ? "enough for" : "short of", c->nreg_pool,
+                          pool >= c->nreg_pool ? "" : ": an increase would wait forever");
+    if (!fattn_gate_apply_skip(in->lim, FATTN_R_SETMAXNREG_POOL, v) && !failed)
+        failed = FATTN_R_SETMAXNREG_POOL;
     if (failed && first)
         *first = vs[failed];
     return failed;

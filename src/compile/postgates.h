@@ -4,7 +4,8 @@
  * spills (from the ptxas report), low_occupancy and unlaunchable (the
  * occupancy model on the compiled registers and shared memory), and the
  * Hopper notices of the ptxas report: setmaxnreg_ignored (C7507, C7508)
- * and wgmma_serialized (C7510-C7517).
+ * and wgmma_serialized (C7510-C7517); setmaxnreg_pool (the launch's
+ * registers against what the warpgroups ask for with setmaxnreg).
  */
 #ifndef FATTN_COMPILE_POSTGATES_H
 #define FATTN_COMPILE_POSTGATES_H
@@ -23,6 +24,8 @@ typedef struct fattn_compiled {
     unsigned smem_static;  /* the kernel's own static shared memory */
     unsigned smem_dynamic; /* fattn_smem_bytes read from the cubin */
     unsigned threads;      /* fattn_threads read from the cubin */
+    unsigned nreg_pool;    /* fattn_setmaxnreg_pool from the cubin: registers the block's warpgroups hold
+                              after setmaxnreg (0: the kernel exports none, reallocates none) */
 } fattn_compiled;
 
 /* Occupancy figures of a compiled configuration (see occupancy.h). */

@@ -10,13 +10,16 @@
 #include "space/family.h"
 #include "space/params.h"
 
-enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_WAIT_BOUND, WG_NPARAMS };
+enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_WAIT_BOUND, WG_NPARAMS };
 
 static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"BLOCK_M", "bm", 128, 64, 192, 0, 0, "query rows per block: 64 per consumer warpgroup (64, 128 or 192)"},
     {"BLOCK_N", "bn", 128, 64, 192, 0, 0, "keys per tile: the N of Q.K^T and the K of P.V (64 to 192, steps of 16)"},
     {"STAGES", "s", 2, 1, 4, 0, 0, "K and V slots in the shared-memory ring"},
     {"PV_RS", "rs", 1, 0, 1, 0, 0, "P.V takes P from registers (1) or through shared memory (0)"},
+    {"OVERLAP", "ov", 0, 0, 1, 0, 1,
+     "a consumer runs a tile's softmax while the previous tile's P.V runs (1: FA3's intra-warpgroup pipelining) or "
+     "after it (0)"},
     {"WAIT_BOUND", "wb", 0, 0, 1 << 30, 1, 1,
      "test only: an mbarrier wait traps after this many tries instead of hanging (0: waits unbounded)"},
 };
@@ -68,12 +71,17 @@ static unsigned consumer_regs(int consumers)
 
 /* The register model of a consumer thread: O's D / 2 and S's BLOCK_N / 2
  * fp32 accumulators (P, in registers, takes S's place as it is formed)
- * and 32 for addresses, the softmax and the loop. Measured against ptxas
- * (docs/wgmma-family.md): BLOCK_M 192 at D = 128 spills from BLOCK_N 144
- * (168 > 160), not at 128 (160). */
-static unsigned consumer_regs_needed(int head_dim, int block_n)
+ * and 32 for addresses, the softmax and the loop; with OVERLAP, BLOCK_N / 4
+ * more: the previous tile's P (BLOCK_N / 4 fp16 pairs) stays live under
+ * the softmax until its P.V retires (PV_RS=1), or this tile's P waits in
+ * registers for that P.V to retire before it is stored (PV_RS=0). Measured
+ * against ptxas (docs/wgmma-family.md, lab/compile-all/wgmma-all.md):
+ * BLOCK_M 192 at D = 128 spills from BLOCK_N 144 (168 > 160), not at 128
+ * (160); with OVERLAP from 96 (168), not at 80 (156). */
+static unsigned consumer_regs_needed(const fattn_config *c, int head_dim)
 {
-    return (unsigned)(head_dim / 2 + block_n / 2 + 32);
+    const int bn = c->v[WG_BLOCK_N], p = c->v[WG_OVERLAP] ? bn / 4 : 0;
+    return (unsigned)(head_dim / 2 + bn / 2 + p + 32);
 }
 
 /* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
@@ -113,14 +121,17 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
                           smem <= in->lim->smem_limit ? "within" : "over", in->lim->smem_limit,
                           smem > in->lim->smem_limit ? " (the family is built for --smem-limit max)" : "");
     v[3].reason = FATTN_R_REGISTER_BUDGET;
-    const unsigned need = consumer_regs_needed(d, bn), have = consumer_regs(bm / 64);
+    const unsigned need = consumer_regs_needed(in->cfg, d), have = consumer_regs(bm / 64);
+    char p_live[48] = "";
+    if (in->cfg->v[WG_OVERLAP])
+        snprintf(p_live, sizeof p_live, " + P held over the overlap %d", bn / 4);
     if (v[1].pass != 1)
         fattn_verdict_set(&v[3], -1, "not evaluated: the tiling gate failed");
     else
         fattn_verdict_set(&v[3], need <= have,
-                          "a consumer thread: O %d + S %d accumulators + 32 = %u registers, %s the %u of %d "
+                          "a consumer thread: O %d + S %d accumulators%s + 32 = %u registers, %s the %u of %d "
                           "consumer warpgroups",
-                          d / 2, bn / 2, need, need <= have ? "within" : "over", have, bm / 64);
+                          d / 2, bn / 2, p_live, need, need <= have ? "within" : "over", have, bm / 64);
     return fattn_gates_collect(in, v, 4, first, all);
 }
 

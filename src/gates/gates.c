@@ -73,6 +73,13 @@ static const fattn_reason_info reasons[FATTN_R_COUNT] = {
                                   "longer overlap (slow, not wrong)",
                                   "touch no accumulator between wgmma commit and wait, and fence each accumulator "
                                   "register around the pipeline (CUTLASS's warpgroup_fence_operand)"},
+    [FATTN_R_SETMAXNREG_POOL] = {"setmaxnreg_pool", FATTN_STAGE_COMPILE,
+                                 "the registers the launch gives the block (the cubin's count a thread x its "
+                                 "threads) do not hold what its warpgroups ask for with setmaxnreg: an increase "
+                                 "would wait forever (a hang on the GPU)",
+                                 "the kernel's setmaxnreg split within the launch's registers (its "
+                                 "fattn_setmaxnreg_pool), or __launch_bounds__(threads, 1) so ptxas gives the "
+                                 "launch the whole register file"},
     [FATTN_R_LAUNCH_REFUSED] = {"launch_refused", FATTN_STAGE_RUN,
                                 "the driver refused to launch the kernel as configured (the CUDA error is in the "
                                 "detail: shared memory, cluster size, threads or registers)",

@@ -240,8 +240,10 @@ typedef struct finding_in {
     int other_line;
 } finding_in;
 
-/* The accumulators of a wgmma in flight hold this NaN until it retires. */
-#define SIM_POISON_BITS 0x7fc0dea1u
+/* The accumulators of a wgmma in flight hold this NaN until it retires: a
+ * signaling one, so that arithmetic on it (which quiets it) leaves other bits
+ * and a read-modify-write shows at the wait_group. */
+#define SIM_POISON_BITS 0x7f80dea1u
 
 /* The launch running now (one per process). */
 extern sim *fattn_sim_state;
