@@ -57,6 +57,9 @@
 #if !defined(OVERLAP) && defined(FATTN_OVERLAP)
 #define OVERLAP FATTN_OVERLAP
 #endif
+#if !defined(PINGPONG) && defined(FATTN_PINGPONG)
+#define PINGPONG FATTN_PINGPONG
+#endif
 #if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
 #define HEAD_DIM FATTN_HEAD_DIM
 #endif
@@ -78,6 +81,9 @@
 #ifndef OVERLAP
 #define OVERLAP 0
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
@@ -93,10 +99,14 @@ static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 64 && BLOCK_N <= 192, "BLOCK_N: 64
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM: 64 or 128");
 static_assert(STAGES >= 1 && STAGES <= 4, "STAGES: 1 to 4");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP: 0 or 1");
+static_assert(PINGPONG == 0 || (PINGPONG == 1 && BLOCK_M >= 128), "PINGPONG: 0, or 1 with two or more consumers");
 
 #define CONSUMERS (BLOCK_M / 64)
 #define D_BOXES   (HEAD_DIM / 64)
 #define SW        FATTN_GMMA_SW128
+/* Named barriers (0 is __syncthreads): 1 + c consumer c's own (P's stores,
+ * the epilogue), TURN_BAR + c its turn to issue wgmma (PINGPONG). */
+#define TURN_BAR  4
 #define BOX_BYTES 8192 /* 64 rows of 128 bytes */
 #define NEG_INF   (-__int_as_float(0x7f800000))
 
@@ -127,6 +137,9 @@ extern "C" __device__ const unsigned int fattn_threads = FATTN_THREADS;
  * setmaxnreg: the launch's (the cubin's count a thread x FATTN_THREADS) must
  * hold them, or an increase waits forever (gate setmaxnreg_pool). */
 extern "C" __device__ const unsigned int fattn_setmaxnreg_pool = 128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS);
+/* PINGPONG: the consumers issue their wgmma in turn (the simulator checks
+ * that each warpgroup's issue is ordered after the previous one's). */
+extern "C" __device__ const unsigned int fattn_wgmma_turns = PINGPONG;
 
 /* The mbarriers: Q's, then four per slot. */
 struct wg_bars {
@@ -225,7 +238,7 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi)
  * advanced by constants (uniform registers, no address arithmetic per
  * wgmma). */
 struct wg_consumer {
-    int c, m0, warp, lane, row0, seqlen;
+    int c, active, m0, warp, lane, row0, seqlen;
     float scale_log2;
     fattn_gmma_u64 dq, dk, dv; /* Q's first K slice, slot 0's K and V */
 #if !PV_RS
@@ -233,6 +246,25 @@ struct wg_consumer {
     unsigned char *p_sm;
 #endif
 };
+
+/* PINGPONG (two or more active consumers): the active consumers take turns
+ * to issue their wgmma, so that one's softmax runs under another's GEMMs. A
+ * turn is consumer c's named barrier TURN_BAR + c, complete when c's 128
+ * threads sync on it and the previous consumer's 128 have arrived (passed
+ * it on after their own issue). Every consumer takes as many turns (the
+ * same tiles): the last consumer gives the first turn and keeps its last,
+ * so that no barrier is left half arrived. */
+__device__ __forceinline__ void turn_take(const wg_consumer &w)
+{
+    if (PINGPONG && w.active > 1)
+        bar_sync(TURN_BAR + w.c, 256);
+}
+
+__device__ __forceinline__ void turn_pass(const wg_consumer &w, bool last)
+{
+    if (PINGPONG && w.active > 1 && !(last && w.c == w.active - 1))
+        bar_arrive(TURN_BAR + (w.c + 1) % w.active, 256);
+}
 
 /* S = Q K^T for the key tile in slot s, issued and committed (one group). */
 __device__ __forceinline__ void issue_qk(const wg_consumer &w, float (&acc)[BLOCK_N / 2], int s)
@@ -365,16 +397,19 @@ __device__ __forceinline__ void issue_pv(const wg_consumer &w, float (&o)[HEAD_D
     wgmma_commit();
 }
 
-/* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait. */
+/* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait
+ * (each GEMM a turn; `last`: the tile's P V is the consumer's last). */
 template <bool MASK>
-__device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int i, float (&o)[HEAD_DIM / 2],
+__device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int i, bool last, float (&o)[HEAD_DIM / 2],
                                      float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4], float (&row_max)[2],
                                      float (&row_sum)[2], float (&corr)[2])
 {
     const int s = i % STAGES;
     const unsigned ph = (unsigned)(i / STAGES) & 1u;
     wait_phase(b.k_full(s), ph);
+    turn_take(w);
     issue_qk(w, acc, s);
+    turn_pass(w, false);
     wgmma_wait<0>(acc);
     if (t == 0)
         mbar_arrive(b.k_empty(s));
@@ -382,7 +417,9 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
     rescale(o, corr);
     stage_p(w, acc, p);
     wait_phase(b.v_full(s), ph);
+    turn_take(w);
     issue_pv(w, o, p, s);
+    turn_pass(w, last);
     wgmma_wait<0>(o);
     if (t == 0)
         mbar_arrive(b.v_empty(s));
@@ -399,10 +436,12 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
 {
     const int s = i % STAGES, sp = (i - 1) % STAGES;
     wait_phase(b.k_full(s), (unsigned)(i / STAGES) & 1u);
+    turn_take(w);
     issue_qk(w, acc, s);
     rescale(o, corr);
     wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & 1u);
     issue_pv(w, o, p, sp);
+    turn_pass(w, false);
     wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
     if (t == 0)
         mbar_arrive(b.k_empty(s));
@@ -421,11 +460,11 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
  * consumed one tile behind K, the first and last tiles peeled. A slot's K
  * or V is released when the wgmma reading it has retired. */
 __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b, int c,
-                                        int m0, int bh, int tiles, int seqlen, float scale)
+                                        int active, int m0, int bh, int tiles, int seqlen, float scale)
 {
     const int t = threadIdx.x % 128;
     wg_consumer w;
-    w.c = c, w.m0 = m0, w.warp = t / 32, w.lane = t % 32, w.seqlen = seqlen;
+    w.c = c, w.active = active, w.m0 = m0, w.warp = t / 32, w.lane = t % 32, w.seqlen = seqlen;
     w.row0 = m0 + 64 * c + 16 * w.warp + w.lane / 4;
     w.scale_log2 = scale * 1.4426950408889634f;
     const unsigned q = base + c * D_BOXES * BOX_BYTES;
@@ -444,11 +483,16 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
     for (int i = 0; i < HEAD_DIM / 2; ++i)
         o[i] = 0.f;
     wait_phase(b.q_full(), 0);
+    if (PINGPONG && active > 1 && c == active - 1)
+        bar_arrive(TURN_BAR, 256); /* the first turn, consumer 0's */
 #if OVERLAP
     /* Tile 0: S, its softmax (masked if need be), P staged; its P V waits
-     * for tile 1's S. */
+     * for tile 1's S. Turns: S(0), then S(i) with P(i-1) V(i-1), then the
+     * last P V. */
     wait_phase(b.k_full(0), 0);
+    turn_take(w);
     issue_qk(w, acc, 0);
+    turn_pass(w, false);
     wgmma_wait<0>(acc);
     if (t == 0)
         mbar_arrive(b.k_empty(0));
@@ -463,7 +507,9 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
         const int sp = (tiles - 1) % STAGES;
         rescale(o, corr);
         wait_phase(b.v_full(sp), (unsigned)((tiles - 1) / STAGES) & 1u);
+        turn_take(w);
         issue_pv(w, o, p, sp);
+        turn_pass(w, true);
         wgmma_wait<0>(o);
         if (t == 0)
             mbar_arrive(b.v_empty(sp));
@@ -471,9 +517,9 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
 #else
     const int plain = unmasked_tiles(w, tiles);
     for (int i = 0; i < plain; ++i)
-        step<false>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+        step<false>(w, b, t, i, i == tiles - 1, o, acc, p, row_max, row_sum, corr);
     for (int i = plain; i < tiles; ++i)
-        step<true>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
+        step<true>(w, b, t, i, i == tiles - 1, o, acc, p, row_max, row_sum, corr);
 #endif
 
     /* O / rowsum, through this consumer's Q tile (its wgmmas have retired)
@@ -538,6 +584,6 @@ extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
         if (wg <= active)
-            consume(&tm_o, base, sm, b, wg - 1, m0, bh, tiles, seqlen, scale);
+            consume(&tm_o, base, sm, b, wg - 1, active, m0, bh, tiles, seqlen, scale);
     }
 }

@@ -38,7 +38,8 @@ status=0
     echo "| D | configurations | static rejections | compiled | spills | smem == model | other post-compile rejections | registers | NVRTC s |"
     echo "|---|---|---|---|---|---|---|---|---|"
 } >"$report.tmp"
-trap 'rm -f "$report.tmp"' EXIT
+trap 'rm -f "$report.tmp" "$report.spills"' EXIT
+rm -f "$report.spills"
 for d in 128 64; do
     echo "wgmma-all.sh: D $d ..." >&2
     "$tool" -q compile --space search/space-wgmma.json --arch sm_90 --shape "4,16,2048,$d" --causal \
@@ -58,9 +59,11 @@ for d in 128 64; do
         echo
         echo "D $d, the survivors that spilled (the register model let them through):"
         echo
-        sql "SELECT '- ' || config_key || ': ' || coalesce(detail, '') FROM trials WHERE study_id = $study AND reason = 'spills'"
-    fi >>"$report.tmp"
+        sql "SELECT '- ' || config_key || ': ' || coalesce(detail, '') FROM trials WHERE study_id = $study AND reason = 'spills'" | tr -d '"'
+    fi >>"$report.spills"
 done
+[ ! -s "$report.spills" ] || cat "$report.spills" >>"$report.tmp"
+rm -f "$report.spills"
 mv "$report.tmp" "$report"
 trap - EXIT
 echo "wgmma-all.sh: $report ($([ $status = 0 ] && echo holds || echo 'does not hold'))" >&2

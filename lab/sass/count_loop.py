@@ -5,9 +5,10 @@ usage: count_loop.py FILE.sass [--json] [-v]
 
 FILE.sass is `nvdisasm -c` of a cubin. A loop is the span from the label a
 backward branch targets to that branch. The main loop is the smallest loop
-that holds an HGMMA and an EX2 and no smaller loop holding them (an mbarrier
-wait's retry, placed at the end of the function, branches back over code
-that is no loop: it holds no softmax and a real loop, or is larger) (a kernel whose masked
+that holds an HGMMA and at least half the EX2 any loop holds, and no
+smaller loop holding them (an mbarrier wait's retry, placed at the end of
+the function, branches back over code that is no loop: it holds a real
+loop, or is larger, or catches only the epilogue's few EX2) (a kernel whose masked
 key tiles run in a loop of their own has two; the unmasked one, the steady
 state, is the smaller). Per loop it counts every instruction once (an
 mbarrier wait's spin loop inside it counts once), the opcodes that matter
@@ -58,7 +59,11 @@ def loops(ins, label_at):
             if any('HGMMA' in t for t in body) and any('MUFU.EX2' in t for t in body):
                 out.append((lo, i))
     inner = [a for a in out if not any(b != a and a[0] <= b[0] and b[1] <= a[1] for b in out)]
-    return sorted(inner, key=lambda a: a[1] - a[0])
+    # a retry's span may cross the end of the epilogue and catch one EX2 of
+    # it: a key-tile loop holds a tile's exps, at least half the most any holds
+    ex2 = {a: sum(1 for t in ins[a[0]:a[1] + 1] if 'MUFU.EX2' in t) for a in inner}
+    most = max(ex2.values(), default=0)
+    return sorted((a for a in inner if 2 * ex2[a] >= most), key=lambda a: a[1] - a[0])
 
 
 def count(ins, lo, hi):

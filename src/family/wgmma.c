@@ -10,7 +10,7 @@
 #include "space/family.h"
 #include "space/params.h"
 
-enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_WAIT_BOUND, WG_NPARAMS };
+enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_PINGPONG, WG_WAIT_BOUND, WG_NPARAMS };
 
 static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"BLOCK_M", "bm", 128, 64, 192, 0, 0, "query rows per block: 64 per consumer warpgroup (64, 128 or 192)"},
@@ -20,6 +20,9 @@ static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"OVERLAP", "ov", 0, 0, 1, 0, 1,
      "a consumer runs a tile's softmax while the previous tile's P.V runs (1: FA3's intra-warpgroup pipelining) or "
      "after it (0)"},
+    {"PINGPONG", "pp", 0, 0, 1, 0, 1,
+     "the consumer warpgroups issue their GEMMs in turn, one's softmax under another's GEMMs (1, BLOCK_M 128 or "
+     "192), or freely (0)"},
     {"WAIT_BOUND", "wb", 0, 0, 1 << 30, 1, 1,
      "test only: an mbarrier wait traps after this many tries instead of hanging (0: waits unbounded)"},
 };
@@ -69,19 +72,29 @@ static unsigned consumer_regs(int consumers)
     return consumers == 1 ? 256u : consumers == 2 ? 240u : 160u;
 }
 
+/* PINGPONG without OVERLAP, P in registers: the turn taken between the
+ * softmax and P.V keeps more live across it, BLOCK_N / 8 + 8 as measured
+ * (three consumers spill from BLOCK_N 96 at D = 128 and 144 at D = 64,
+ * lab/compile-all/wgmma-all.md); with OVERLAP the overlap's term covers it. */
+static unsigned turns_regs(const fattn_config *c)
+{
+    return c->v[WG_PINGPONG] && !c->v[WG_OVERLAP] && c->v[WG_PV_RS] ? (unsigned)(c->v[WG_BLOCK_N] / 8 + 8) : 0u;
+}
+
 /* The register model of a consumer thread: O's D / 2 and S's BLOCK_N / 2
  * fp32 accumulators (P, in registers, takes S's place as it is formed)
  * and 32 for addresses, the softmax and the loop; with OVERLAP, BLOCK_N / 4
  * more: the previous tile's P (BLOCK_N / 4 fp16 pairs) stays live under
- * the softmax until its P.V retires (PV_RS=1), or this tile's P waits in
- * registers for that P.V to retire before it is stored (PV_RS=0). Measured
+ * the softmax until its P.V retires (PV_RS=1); with P through shared memory
+ * (PV_RS=0) as many more are measured, not explained (ptxas keeps more of
+ * the softmax live while O is in flight). Measured
  * against ptxas (docs/wgmma-family.md, lab/compile-all/wgmma-all.md):
  * BLOCK_M 192 at D = 128 spills from BLOCK_N 144 (168 > 160), not at 128
  * (160); with OVERLAP from 96 (168), not at 80 (156). */
 static unsigned consumer_regs_needed(const fattn_config *c, int head_dim)
 {
     const int bn = c->v[WG_BLOCK_N], p = c->v[WG_OVERLAP] ? bn / 4 : 0;
-    return (unsigned)(head_dim / 2 + bn / 2 + p + 32);
+    return (unsigned)(head_dim / 2 + bn / 2 + p + 32) + turns_regs(c);
 }
 
 /* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
@@ -104,6 +117,9 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
         fattn_verdict_set(&v[1], 0, "BLOCK_M %d: 64 rows per consumer warpgroup (64, 128 or 192)", bm);
     else if (bn % 16)
         fattn_verdict_set(&v[1], 0, "BLOCK_N %d: P.V's K slices are 16 keys (a multiple of 16)", bn);
+    else if (in->cfg->v[WG_PINGPONG] && bm < 128)
+        fattn_verdict_set(&v[1], 0, "PINGPONG with BLOCK_M %d: one consumer warpgroup has no one to take turns with",
+                          bm);
     else if (smem > (unsigned)in->arch->smem_per_block_optin)
         fattn_verdict_set(&v[1], 0, "%u B of shared memory: over %s's opt-in maximum of %d B, no launch holds it", smem,
                           in->arch->name, in->arch->smem_per_block_optin);
@@ -122,9 +138,11 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
                           smem > in->lim->smem_limit ? " (the family is built for --smem-limit max)" : "");
     v[3].reason = FATTN_R_REGISTER_BUDGET;
     const unsigned need = consumer_regs_needed(in->cfg, d), have = consumer_regs(bm / 64);
-    char p_live[48] = "";
+    char p_live[96] = "";
     if (in->cfg->v[WG_OVERLAP])
         snprintf(p_live, sizeof p_live, " + P held over the overlap %d", bn / 4);
+    else if (turns_regs(in->cfg))
+        snprintf(p_live, sizeof p_live, " + held over the turn %u", turns_regs(in->cfg));
     if (v[1].pass != 1)
         fattn_verdict_set(&v[3], -1, "not evaluated: the tiling gate failed");
     else
@@ -137,8 +155,8 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
 
 static const fattn_family_fix wgmma_fixes[] = {
     {FATTN_R_TILING, "BLOCK_M 64, 128 or 192 (64 rows per consumer warpgroup), BLOCK_N a multiple of 16, a layout "
-                     "within the arch's opt-in maximum (a smaller BLOCK_N or STAGES); the family runs on sm_90 only "
-                     "(built for sm_90a), at D 64 or 128"},
+                     "within the arch's opt-in maximum (a smaller BLOCK_N or STAGES), PINGPONG with BLOCK_M 128 or "
+                     "192; the family runs on sm_90 only (built for sm_90a), at D 64 or 128"},
     {FATTN_R_SMEM_OVERFLOW, "--smem-limit max (the family is built for the opt-in maximum, 227 KiB on sm_90), or a "
                             "smaller BLOCK_N or STAGES"},
     {FATTN_R_REGISTER_BUDGET, "a smaller BLOCK_N, or more consumer warpgroups (BLOCK_M 128 or 192) at D = 128"},

@@ -40,6 +40,8 @@ static const char *fix_of(int kind)
     case FATTN_SIMK_WGMMA_UNFENCED: return "wgmma.fence before the first wgmma after the registers were touched";
     case FATTN_SIMK_WGMMA_EARLY:
         return "touch the accumulators only after the wgmma.wait_group that retires their wgmma, and name them in it";
+    case FATTN_SIMK_WGMMA_UNORDERED:
+        return "take the turn (its named barrier) before a warpgroup's wgmmas and pass it on after the last of them";
     case FATTN_SIMK_DIVERGENT:
     case FATTN_SIMK_DEADLOCK:
         return "reach every barrier and warp collective with the whole block (warp) at the same line";
@@ -112,6 +114,7 @@ static int run_set(const fattn_sim_kernel *k, const fattn_config *cfg, const fat
         .ntmaps = nmaps,
         .api_slot = k->api_slot,
         .sm90 = k->sm90,
+        .wgmma_turns = k->wgmma_turns,
         .self_slot = k->self_slot,
         .grid = {fl->grid[0], fl->grid[1], fl->grid[2]},
         .threads = k->threads,

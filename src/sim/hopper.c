@@ -116,6 +116,7 @@ void sim_hopper_reset(void)
         memset(b->bulk_owner, 0, sizeof b->bulk_owner);
         memset(b->bulk_seq, 0, sizeof b->bulk_seq);
         b->regs_used = S->regs * S->l->threads; /* the launch's whole allocation, until a dec frees some */
+        b->turn_wg = -1;
     }
     for (unsigned i = 0; i < S->nwg; ++i) {
         sim_wg *w = &S->wgs[i];
@@ -666,6 +667,26 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
         bv[j] = lo;
     }
     uint32_t *const bviews[4] = {bv, bv, bv, bv};
+    /* In turn (fattn_wgmma_turns): a warpgroup's issue after another's is
+     * ordered after that one, in every thread of the warpgroup. */
+    sim_block *blk = &S->blocks[t->rank];
+    if (S->l->wgmma_turns) {
+        const int me = (int)(t->tid / 128);
+        if (blk->turn_wg >= 0 && blk->turn_wg != me && bv[blk->turn_gtid] < blk->turn_clock) {
+            finding_in in = {.kind = FATTN_SIMK_WGMMA_UNORDERED,
+                             .t = t,
+                             .site = &s,
+                             .insn = insn,
+                             .other_thr = (int)blk->turn_gtid,
+                             .other_line = blk->turn_line};
+            sim_finding(&in,
+                        "%s of warpgroup %d is not ordered after warpgroup %d's wgmma at line %d: the warpgroups do "
+                        "not take turns",
+                        insn, me, blk->turn_wg, blk->turn_line);
+        }
+        blk->turn_wg = me, blk->turn_gtid = t->gtid, blk->turn_line = s.line;
+        blk->turn_clock = sim_clock_of(t->gtid)[t->gtid];
+    }
     sim_wgmma x = {.group = -1, .seq = w->seq + 1, .line = s.line, .n = n, .result = malloc(128 * (size_t)half * 4)};
     if (!x.result) {
         fattn_error(FATTN_EFAIL, "simulator: out of memory");

@@ -310,6 +310,8 @@ static int load(const char *path, const char *name, fattn_sim_kernel *k, char *w
     }
     k->tmap_slots = ntmaps ? *ntmaps : 0;
     k->sm90 = dlsym(k->handle, "fattn_sim_sm90") != NULL;
+    const unsigned *turns = dlsym(k->handle, "fattn_wgmma_turns");
+    k->wgmma_turns = turns && *turns;
     k->smem_bytes = *smem;
     k->threads = *threads;
     k->cluster = *cluster;

@@ -35,6 +35,7 @@ typedef struct fattn_sim_kernel {
     void *tmap_slot;     /* the kernel's fattn_tmaps (TMA tensor maps), or NULL */
     unsigned tmap_slots; /* its fattn_ntmaps */
     int sm90;            /* it uses kernels/fattn_prim_sm90.h (fattn_sim_sm90) */
+    int wgmma_turns;     /* its fattn_wgmma_turns (0 when it has none) */
     char key[65];
     int cache_hit;
     int cache_rebuilt; /* the cached entry was not what was built: built again */

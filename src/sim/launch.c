@@ -32,6 +32,7 @@ static const char *const kind_names[FATTN_SIMK_KINDS] = {
     "async_proxy_unfenced",
     "wgmma_unfenced",
     "wgmma_early_access",
+    "wgmma_unordered",
 };
 
 const char *fattn_sim_kind_name(int kind)

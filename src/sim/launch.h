@@ -86,6 +86,7 @@ enum fattn_sim_kind {
     FATTN_SIMK_PROXY_UNFENCED,
     FATTN_SIMK_WGMMA_UNFENCED,
     FATTN_SIMK_WGMMA_EARLY,
+    FATTN_SIMK_WGMMA_UNORDERED,
     FATTN_SIMK_KINDS,
 };
 
@@ -174,6 +175,10 @@ typedef struct fattn_sim_launch {
      * regs * threads); 0: what __launch_bounds__(threads, 1) gives,
      * 65536 / threads rounded down to a multiple of 8, at most 256. */
     unsigned regs;
+    /* The kernel's warpgroups issue their wgmma in turn (its
+     * fattn_wgmma_turns): a warpgroup's issue after another's must be
+     * ordered after it (happens-before), else wgmma_unordered. */
+    int wgmma_turns;
     /* The kernel uses kernels/fattn_prim_sm90.h (fattn_sim_kernel.sm90):
      * without it the Hopper calls cannot come, and the vector clocks keep
      * no columns for their agents. */

@@ -146,6 +146,12 @@ typedef struct sim_block {
     unsigned bulk_owner[SIM_BULK_AGENTS]; /* gtid + 1 of each TMA-store column's thread */
     uint32_t bulk_seq[SIM_BULK_AGENTS];
     unsigned regs_used; /* setmaxnreg: registers of the block's warpgroups */
+    /* wgmma in turn: the last issue's warpgroup (-1 none), thread, its own
+     * clock then, and line */
+    int turn_wg;
+    unsigned turn_gtid;
+    uint32_t turn_clock;
+    int turn_line;
 } sim_block;
 
 /* A wgmma in flight: its results until each thread's wait_group retires it. */

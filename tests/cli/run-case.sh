@@ -83,6 +83,12 @@ setup_kernels_proven() {
         printf '# a comment\nmma\t2026-10-01\tOld GPU\t%064d\tan older check\nmma\t2026-11-01\tNewer GPU\t%064d\ta later check\nwgmma\t2026-12-01\tAny GPU\t%s\tanother family\nnot a record\n' 1 2 "$hash" >old/hardware-records.tsv || exit 99
 }
 setup_kernels_without_header() { setup_kernels; rm kernels/fattn_tile.h; }
+# The wgmma kernel with its producer one setmaxnreg step over the pool (two consumers: 65,536 registers asked, 64,512 given).
+setup_kernels_pool_short() {
+    setup_kernels
+    sed -i 's/(CONSUMERS == 1 ? 56 : CONSUMERS == 2 ? 24 : 32)/(CONSUMERS == 1 ? 56 : CONSUMERS == 2 ? 32 : 32)/' kernels/fattn_wgmma.cu
+    grep -q 'CONSUMERS == 2 ? 32 : 32' kernels/fattn_wgmma.cu || exit 99
+}
 setup_unreadable_kernel() { setup_kernels; chmod 000 kernels/fattn_fwd.cu; }
 setup_space_files() { cp "$SRC"/tests/data/space-*.json .; }
 # Paths -o must not replace: a FIFO, a device node, a link to a regular file.
