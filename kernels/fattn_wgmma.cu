@@ -188,6 +188,18 @@ __device__ __forceinline__ int key_tiles(int m0, int seqlen)
     return (keys + BLOCK_N - 1) / BLOCK_N;
 }
 
+/* Key tile i's slot in the ring, and the parity of the phase it fills
+ * there (the slot's (i / STAGES)-th use). */
+__device__ __forceinline__ int slot_of(int i)
+{
+    return i % STAGES;
+}
+
+__device__ __forceinline__ unsigned parity_of(int i)
+{
+    return (unsigned)(i / STAGES) & 1u;
+}
+
 /* The producer's thread: Q, then K and V of every key tile through the ring. */
 __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn_tensormap *tm_k,
                                         const fattn_tensormap *tm_v, unsigned base, wg_bars b, int m0, int bh,
@@ -198,8 +210,8 @@ __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn
         for (int x = 0; x < D_BOXES; ++x)
             tma_load_3d(base + (c * D_BOXES + x) * BOX_BYTES, tm_q, b.q_full(), 64 * x, m0 + 64 * c, bh);
     for (int i = 0; i < tiles; ++i) {
-        const int s = i % STAGES;
-        const unsigned ph = (unsigned)(i / STAGES) & 1u;
+        const int s = slot_of(i);
+        const unsigned ph = parity_of(i);
         const unsigned k = base + SM_K + s * KV_BYTES, v = base + SM_V + s * KV_BYTES;
         /* Slot s's previous use (tile i - STAGES) released by every consumer. */
         if (i >= STAGES)
@@ -397,6 +409,20 @@ __device__ __forceinline__ void issue_pv(const wg_consumer &w, float (&o)[HEAD_D
     wgmma_commit();
 }
 
+/* O += P V of key tile j in the consumer's turn, waited for, and V's slot
+ * released (`last`: the consumer's last GEMM). */
+__device__ __forceinline__ void pv_retired(const wg_consumer &w, wg_bars b, int t, int j, bool last,
+                                           float (&o)[HEAD_DIM / 2], unsigned (&p)[BLOCK_N / 16][4])
+{
+    wait_phase(b.v_full(slot_of(j)), parity_of(j));
+    turn_take(w);
+    issue_pv(w, o, p, slot_of(j));
+    turn_pass(w, last);
+    wgmma_wait<0>(o);
+    if (t == 0)
+        mbar_arrive(b.v_empty(slot_of(j)));
+}
+
 /* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait
  * (each GEMM a turn; `last`: the tile's P V is the consumer's last). */
 template <bool MASK>
@@ -404,9 +430,8 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
                                      float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4], float (&row_max)[2],
                                      float (&row_sum)[2], float (&corr)[2])
 {
-    const int s = i % STAGES;
-    const unsigned ph = (unsigned)(i / STAGES) & 1u;
-    wait_phase(b.k_full(s), ph);
+    const int s = slot_of(i);
+    wait_phase(b.k_full(s), parity_of(i));
     turn_take(w);
     issue_qk(w, acc, s);
     turn_pass(w, false);
@@ -416,13 +441,7 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
     softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
     rescale(o, corr);
     stage_p(w, acc, p);
-    wait_phase(b.v_full(s), ph);
-    turn_take(w);
-    issue_pv(w, o, p, s);
-    turn_pass(w, last);
-    wgmma_wait<0>(o);
-    if (t == 0)
-        mbar_arrive(b.v_empty(s));
+    pv_retired(w, b, t, i, last, o, p);
 }
 
 /* One key tile i >= 1 with overlap: S(i) = Q K(i)^T issued, then O's
@@ -434,12 +453,12 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
                                              float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4],
                                              float (&row_max)[2], float (&row_sum)[2], float (&corr)[2])
 {
-    const int s = i % STAGES, sp = (i - 1) % STAGES;
-    wait_phase(b.k_full(s), (unsigned)(i / STAGES) & 1u);
+    const int s = slot_of(i), sp = slot_of(i - 1);
+    wait_phase(b.k_full(s), parity_of(i));
     turn_take(w);
     issue_qk(w, acc, s);
     rescale(o, corr);
-    wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & 1u);
+    wait_phase(b.v_full(sp), parity_of(i - 1));
     issue_pv(w, o, p, sp);
     turn_pass(w, false);
     wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
@@ -503,17 +522,8 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
         overlap_step<false>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
     for (int i = plain; i < tiles; ++i)
         overlap_step<true>(w, b, t, i, o, acc, p, row_max, row_sum, corr);
-    {
-        const int sp = (tiles - 1) % STAGES;
-        rescale(o, corr);
-        wait_phase(b.v_full(sp), (unsigned)((tiles - 1) / STAGES) & 1u);
-        turn_take(w);
-        issue_pv(w, o, p, sp);
-        turn_pass(w, true);
-        wgmma_wait<0>(o);
-        if (t == 0)
-            mbar_arrive(b.v_empty(sp));
-    }
+    rescale(o, corr);
+    pv_retired(w, b, t, tiles - 1, true, o, p);
 #else
     const int plain = unmasked_tiles(w, tiles);
     for (int i = 0; i < plain; ++i)

@@ -588,9 +588,9 @@ static const plant plants[] = {
     {"s-wait2", "    wgmma_wait<1>(acc); /* S(i)", "    wgmma_wait<2>(acc); /* S(i)", OV1, 1, "wgmma_early_access"},
     /* OVERLAP: O rescaled after P(i-1) V(i-1) is issued, while it runs */
     {"rescale-in-flight",
-     "    rescale(o, corr);\n    wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & 1u);\n    issue_pv(w, o, p, "
+     "    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, "
      "sp);\n",
-     "    wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & 1u);\n    issue_pv(w, o, p, sp);\n    rescale(o, "
+     "    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, sp);\n    rescale(o, "
      "corr);\n",
      OV1, 1, "wgmma_early_access"},
     /* OVERLAP, P through shared memory: P(i) stored before P(i-1) V(i-1)
@@ -600,10 +600,10 @@ static const plant plants[] = {
      * the next consumer's issue is not ordered after them (the simulator's
      * check of the warpgroups' turns) */
     {"turn-early",
-     "    issue_qk(w, acc, s);\n    rescale(o, corr);\n    wait_phase(b.v_full(sp), (unsigned)((i - 1) / STAGES) & "
-     "1u);\n    issue_pv(w, o, p, sp);\n    turn_pass(w, false);\n",
-     "    turn_pass(w, false);\n    issue_qk(w, acc, s);\n    rescale(o, corr);\n    wait_phase(b.v_full(sp), "
-     "(unsigned)((i - 1) / STAGES) & 1u);\n    issue_pv(w, o, p, sp);\n",
+     "    issue_qk(w, acc, s);\n    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(i - 1));\n"
+     "    issue_pv(w, o, p, sp);\n    turn_pass(w, false);\n",
+     "    turn_pass(w, false);\n    issue_qk(w, acc, s);\n    rescale(o, corr);\n"
+     "    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, sp);\n",
      PP_OV1, 1, "wgmma_unordered"},
     /* PINGPONG in a tail block of two active consumers of three: the turn
      * passed to the idle third, so the first never gets it back */

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile/cubin.h"
 #include "compile/pool.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -179,9 +178,8 @@ int fattn_compiler_submit(fattn_compiler *c, fattn_compile_item *it)
         /* The cache keeps the resources it has columns for; the setmaxnreg
          * pool is read again from the cached cubin (nothing else is). */
         if (it->entry.ok && it->entry.cubin
-            && fattn_cubin_symbol_u32(it->entry.cubin, it->entry.cubin_size, "fattn_setmaxnreg_pool",
-                                      &it->entry.res.nreg_pool, it->env_msg, sizeof it->env_msg)
-                   < 0)
+            && fattn_resources_nreg_pool(it->entry.cubin, it->entry.cubin_size, &it->entry.res.nreg_pool, it->env_msg,
+                                         sizeof it->env_msg))
             it->env_error = 1;
         if (c->nready == c->cap) {
             c->cap = c->cap ? 2 * c->cap : 16;

@@ -239,6 +239,13 @@ static unsigned number_before(const char *log, const char *label)
     return (unsigned)strtoul(q, NULL, 10);
 }
 
+int fattn_resources_nreg_pool(const void *cubin, size_t cubin_size, unsigned *pool, char *why, size_t why_size)
+{
+    *pool = 0; /* optional: a kernel without setmaxnreg exports no pool */
+    return fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_setmaxnreg_pool", pool, why, why_size) < 0 ? FATTN_EFAIL
+                                                                                                       : FATTN_OK;
+}
+
 int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel, fattn_compiled *out,
                          char *why, size_t why_size)
 {
@@ -251,8 +258,7 @@ int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, 
     if (fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_smem_bytes", &out->smem_dynamic, why, why_size)
         || fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_threads", &out->threads, why, why_size))
         return FATTN_EFAIL;
-    /* optional: a kernel without setmaxnreg exports no pool */
-    if (fattn_cubin_symbol_u32(cubin, cubin_size, "fattn_setmaxnreg_pool", &out->nreg_pool, why, why_size) < 0)
+    if (fattn_resources_nreg_pool(cubin, cubin_size, &out->nreg_pool, why, why_size))
         return FATTN_EFAIL;
     out->regs = ci.regs;
     out->stack_frame = ci.frame_bytes;

@@ -86,4 +86,10 @@ int fattn_cuda_include(char **include);
 int fattn_resources_read(const char *log, const void *cubin, size_t cubin_size, const char *kernel, fattn_compiled *out,
                          char *why, size_t why_size);
 
+/* The registers the kernel's warpgroups hold after setmaxnreg, as the cubin
+ * exports them (fattn_setmaxnreg_pool; 0 when it exports none): a part of
+ * fattn_resources_read(), also what a compile-cache hit reads again (the
+ * cache keeps no column for it). Returns 0, or FATTN_EFAIL with why. */
+int fattn_resources_nreg_pool(const void *cubin, size_t cubin_size, unsigned *pool, char *why, size_t why_size);
+
 #endif

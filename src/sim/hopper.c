@@ -669,8 +669,8 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
     uint32_t *const bviews[4] = {bv, bv, bv, bv};
     /* In turn (fattn_wgmma_turns): a warpgroup's issue after another's is
      * ordered after that one, in every thread of the warpgroup. */
-    sim_block *blk = &S->blocks[t->rank];
     if (S->l->wgmma_turns) {
+        sim_block *blk = &S->blocks[t->rank];
         const int me = (int)(t->tid / 128);
         if (blk->turn_wg >= 0 && blk->turn_wg != me && bv[blk->turn_gtid] < blk->turn_clock) {
             finding_in in = {.kind = FATTN_SIMK_WGMMA_UNORDERED,
