@@ -177,6 +177,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_tmap: %s\n", why);
         return T_HARNESS;
     }
+    /* A current context, as the engine has when it encodes (the H200's
+     * driver answers CUDA_ERROR_INVALID_CONTEXT to every map without one). */
+    CUdevice dev;
+    CUcontext ctx;
+    CUresult r = cu.cuDeviceGet(&dev, 0);
+    if (r == CUDA_SUCCESS)
+        r = cu.cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (r == CUDA_SUCCESS)
+        r = cu.cuCtxSetCurrent(ctx);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "test_tmap: no context on device 0: %s\n", fattn_cu_error_name(&cu, r));
+        return T_HARNESS;
+    }
     T_RUN(maps);
     T_RUN(refused);
     T_RUN(planned);

@@ -27,13 +27,3 @@ int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_study_info 
     }
     return FATTN_OK;
 }
-
-const char *const *fattn_confirm_fa2_keys(int head_dim)
-{
-    static const char *const d64[] = {"bm128-bn128-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1",
-                                      "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", NULL};
-    static const char *const d128[] = {"bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn32-bk64-w8-s2-u1-cp1-sw1-h1",
-                                       "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h1",
-                                       NULL};
-    return head_dim <= 64 ? d64 : d128;
-}

@@ -21,8 +21,4 @@
  * same shape and arch. */
 int fattn_confirm_trial(fattn_store *s, long long trial, const fattn_study_info *st, fattn_trial_cand *out);
 
-/* The FA2-like configurations for head dimension d, in order of
- * preference, NULL-terminated. */
-const char *const *fattn_confirm_fa2_keys(int head_dim);
-
 #endif

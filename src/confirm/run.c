@@ -51,9 +51,10 @@ static int compile_cfg(const fattn_compile_ctx *cc, const fattn_target *t, const
 }
 
 /* The default baseline: cuDNN for non-causal shapes where it loads (the
- * fake engine of the tests has one), else the first FA2-like configuration
- * that passes the static gates. */
-static void baseline_default(fattn_confirm_baseline *b, const fattn_study_info *st, const fattn_compile_ctx *cc)
+ * fake engine of the tests has one), else the first of the study family's
+ * reference configurations that passes the static gates (the last when
+ * none does: its gates then say why). */
+static int baseline_default(fattn_confirm_baseline *b, const fattn_study_info *st, const fattn_compile_ctx *cc)
 {
     char why[320] = "";
     fattn_cudnn *c = NULL;
@@ -62,13 +63,22 @@ static void baseline_default(fattn_confirm_baseline *b, const fattn_study_info *
         b->is_cudnn = 1;
         snprintf(b->given, sizeof b->given, "cudnn");
         snprintf(b->why, sizeof b->why, "the default for non-causal shapes");
-        return;
+        return FATTN_OK;
     }
-    const char *const *keys = fattn_confirm_fa2_keys(st->shape.head_dim);
+    const char *const *keys =
+        st->fam->reference_keys ? st->fam->reference_keys(st->shape.head_dim, st->shape.causal) : NULL;
+    if (!keys)
+        return fattn_error(FATTN_EUSAGE,
+                           "confirm: study %lld (family %s) has no default baseline %s; give --baseline config:KEY "
+                           "with a %s configuration",
+                           st->id, st->fam->name,
+                           st->shape.causal ? "on a causal shape (cuDNN's fused attention takes no mask)"
+                                            : "without cuDNN",
+                           st->fam->name);
     for (int i = 0; keys[i]; ++i) {
         fattn_verdict v;
         fattn_config cfg;
-        if (fattn_config_parse(keys[i], "FA2-like", &cfg))
+        if (fattn_config_parse(keys[i], st->fam->reference_name, &cfg))
             continue;
         fattn_gate_input in = {&cfg, cc->shape, cc->arch, cc->lim};
         if (!fattn_gates_static(&in, &v, NULL) || !keys[i + 1]) {
@@ -78,8 +88,9 @@ static void baseline_default(fattn_confirm_baseline *b, const fattn_study_info *
         }
     }
     snprintf(b->given, sizeof b->given, "config:%s", b->cand.key);
-    snprintf(b->why, sizeof b->why, "the FlashAttention-2-like configuration of our kernel (%s)",
+    snprintf(b->why, sizeof b->why, "the %s configuration of our kernel (%s)", st->fam->reference_name,
              st->shape.causal ? "causal shape: cuDNN's fused operation takes no mask" : "libcudnn did not load");
+    return FATTN_OK;
 }
 
 /* The study, its candidates and the baseline, read from the store. */
@@ -97,6 +108,13 @@ static int load(const fattn_confirm_opts *o, fattn_store *s, fattn_confirm_repor
                            rep->study.id);
     if (b->trial && (rc = fattn_confirm_trial(s, b->trial, &rep->study, &b->cand)))
         return rc;
+    /* One kernel source measures the candidates and the baseline. */
+    if (!b->is_cudnn && b->cand.cfg.fam && b->cand.cfg.fam != rep->study.fam)
+        return fattn_error(FATTN_EUSAGE,
+                           "--baseline %s: a configuration of the %s family, and study %lld searched the %s family; "
+                           "expected a %s configuration or cudnn",
+                           o->baseline_arg ? o->baseline_arg : b->cand.key, b->cand.cfg.fam->name, rep->study.id,
+                           rep->study.fam->name, rep->study.fam->name);
     if (o->baseline_arg)
         snprintf(b->given, sizeof b->given, "%s", o->baseline_arg);
     return FATTN_OK;
@@ -218,8 +236,8 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     fattn_compile_ctx cc = {
         .src = &src, .cuda_include = include, .arch = t->arch, .shape = &t->shape, .lim = &t->lim, .jobs = 1};
     fattn_confirm_baseline *b = &rep->baseline;
-    if (!o->baseline_arg)
-        baseline_default(b, st, &cc);
+    if (!o->baseline_arg && (rc = baseline_default(b, st, &cc)))
+        goto out;
     for (int i = 0; i < k; ++i) {
         items[i].cfg = rep->cands[i].cfg;
         if ((rc = compile_cfg(&cc, t, rep->cands[i].key, "candidate", &items[i])))

@@ -47,6 +47,19 @@ static void mma_launch(const fattn_config *c, const fattn_shape *s, int sm_count
     fattn_launch_attention_args(out);
 }
 
+/* FlashAttention-2's forward tilings (its kBlockM x kBlockN, 4 or 8 warps),
+ * then smaller ones that fit tighter gate limits. */
+static const char *const *mma_reference_keys(int head_dim, int causal)
+{
+    static const char *const d64[] = {"bm128-bn128-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1",
+                                      "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1", NULL};
+    static const char *const d128[] = {"bm128-bn64-bk64-w8-s2-u1-cp1-sw1-h1", "bm128-bn32-bk64-w8-s2-u1-cp1-sw1-h1",
+                                       "bm64-bn64-bk64-w4-s2-u1-cp1-sw1-h1", "bm64-bn32-bk32-w4-s2-u1-cp1-sw1-h1",
+                                       NULL};
+    (void)causal;
+    return head_dim <= 64 ? d64 : d128;
+}
+
 const fattn_family fattn_family_mma = {
     .name = "mma",
     .summary = "FlashAttention-2 forward with mma.sync, ldmatrix and cp.async (sm_80 and newer)",
@@ -64,4 +77,6 @@ const fattn_family fattn_family_mma = {
                   " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit when it exceeds\n"
                   " * 48 KiB). FATTN_SPLIT_KV > 1 builds clusters of that many blocks (compiled in: a plain launch).\n"
                   " */\n",
+    .reference_keys = mma_reference_keys,
+    .reference_name = "FlashAttention-2-like",
 };

@@ -163,6 +163,22 @@ static const fattn_family_fix wgmma_fixes[] = {
     {0, NULL},
 };
 
+/* FlashAttention-3's forward tilings on sm_90 (hopper/tile_size.h: at head
+ * dimension 128, 128 x 128 causal and 128 x 176 not; at 64, 192 x 128 causal
+ * and 192 x 192 with P through shared memory not; two stages, intra-warpgroup
+ * overlap, the consumers in turns), then this family's first configuration,
+ * which any shape the space runs at tiles. */
+static const char *const *wgmma_reference_keys(int head_dim, int causal)
+{
+    static const char *const d64[2][4] = {
+        {"wgmma-bm192-bn192-s2-rs0-ov1-pp1", "wgmma-bm192-bn128-s2-rs1-ov1-pp1", "wgmma-bm128-bn128-s2-rs1", NULL},
+        {"wgmma-bm192-bn128-s2-rs1-ov1-pp1", "wgmma-bm128-bn128-s2-rs1", NULL, NULL}};
+    static const char *const d128[2][4] = {
+        {"wgmma-bm128-bn176-s2-rs1-ov1-pp1", "wgmma-bm128-bn128-s2-rs1-ov1-pp1", "wgmma-bm128-bn128-s2-rs1", NULL},
+        {"wgmma-bm128-bn128-s2-rs1-ov1-pp1", "wgmma-bm128-bn128-s2-rs1", NULL, NULL}};
+    return head_dim <= 64 ? d64[causal != 0] : d128[causal != 0];
+}
+
 const fattn_family fattn_family_wgmma = {
     .name = "wgmma",
     .summary = "FlashAttention forward for Hopper: a TMA producer warpgroup and wgmma consumer warpgroups (sm_90a)",
@@ -182,4 +198,6 @@ const fattn_family fattn_family_wgmma = {
                   " * launches.\n"
                   " */\n",
     .fixes = wgmma_fixes,
+    .reference_keys = wgmma_reference_keys,
+    .reference_name = "FlashAttention-3-like",
 };

@@ -140,6 +140,14 @@ typedef struct fattn_family {
     /* Fix texts of its own, ended by {0, NULL}; the gates' generic text
      * (the mma family's parameters) for any reason not listed. NULL: none. */
     const fattn_family_fix *fixes;
+    /* What confirm measures against where cuDNN cannot serve (a causal
+     * shape, or libcudnn absent): the configurations of this family whose
+     * design it follows, in order of preference at head dimension head_dim
+     * with the mask or not (NULL-terminated; confirm takes the first the
+     * static gates pass, else the last), named by reference_name. NULL: the
+     * family names none, and such a confirm needs --baseline config:KEY. */
+    const char *const *(*reference_keys)(int head_dim, int causal);
+    const char *reference_name; /* "FlashAttention-2-like" */
 } fattn_family;
 
 /* The families, first the default (mma); NULL-terminated (family/table.c). */

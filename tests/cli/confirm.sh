@@ -5,8 +5,9 @@
 # baseline (cuDNN, faked) and against stored trials; every sample stored; the
 # verdict consistent with the printed statistics; --against previous passing
 # on the same times and failing (exit 3) when the fake makes the best
-# configuration 10% slower; a numerics failure recorded; the FA2-like default
-# baseline of a causal study; usage errors that write nothing.
+# configuration 10% slower; a numerics failure recorded; the family's
+# default baseline of a causal study (FA2-like for mma, FA3-like for wgmma);
+# a baseline of another family refused; usage errors that write nothing.
 #
 #   confirm.sh TOOL SOURCE_ROOT
 set -euo pipefail
@@ -107,4 +108,24 @@ rc=$?
 set -e
 [ $rc = 2 ] && grep -q "study 1 is causal" err.txt || fail "cudnn on a causal study: exit $rc"
 [ "$before" = "$(sha256sum causal.db)" ] || fail "a refused confirm wrote to the database"
-echo "ok: confirm over the fake worker: samples, statistics, verdicts, regression gate, numerics, FA2-like baseline"
+
+# 6. A causal study of the wgmma family: its FA3-like configuration is the
+# default (one kernel source measures both sides: an mma configuration was
+# the default, compiled from the wgmma source, on the H200), and a baseline
+# of another family is refused, nothing written.
+db=wgmma.db
+"$tool" -q search --strategy exhaustive --arch sm_90 --shape 1,2,130,128 --causal --db wgmma.db \
+    --space "$src/search/space-wgmma.json" --smem-limit max --samples 12 \
+    --filter BLOCK_M=128,BLOCK_N=128,STAGES=2,PV_RS=1,OVERLAP=1 >/dev/null || fail "wgmma causal search"
+"$tool" confirm --db wgmma.db --n 20 >out.txt 2>err.txt || fail "wgmma causal confirm exit $?"
+grep -q "^baseline: config:wgmma-bm128-bn128-s2-rs1-ov1-pp1 (the FlashAttention-3-like configuration of our kernel (causal shape" out.txt ||
+    fail "FA3-like default"
+before=$(sha256sum wgmma.db)
+set +e
+"$tool" confirm --db wgmma.db --baseline config:bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 >out.txt 2>err.txt
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "^fattn-tune: --baseline config:bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1: a configuration of the mma family, and study 1 searched the wgmma family; expected a wgmma configuration or cudnn$" err.txt ||
+    fail "an mma baseline on a wgmma study: exit $rc"
+[ "$before" = "$(sha256sum wgmma.db)" ] || fail "a refused confirm wrote to the database"
+echo "ok: confirm over the fake worker: samples, statistics, verdicts, regression gate, numerics, FA2-like and FA3-like baselines"

@@ -638,7 +638,9 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
                                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                 CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
-    ENTER("cuTensorMapEncodeTiled");
+    /* Not in cuda.h, but seen: driver 580.159 on an H200 answers
+     * CUDA_ERROR_INVALID_CONTEXT to every map encoded without a context. */
+    NEED_CTX("cuTensorMapEncodeTiled");
     static const unsigned esize[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
     static const unsigned span[] = {0, 32, 64, 128, 128, 128, 128};
 #define REFUSE(why)                                                                                                    \
