@@ -3,9 +3,18 @@
  * Hopper (sm_90a), warp-specialised (src/family/wgmma.c).
  *
  * O = softmax(Q K^T scale) V for fp16 [B, H, S, D] (D 64 or 128), fp32
- * accumulation, causal or not, any S >= 1. One block per BLOCK_M query rows
- * of one head: grid (ceil(S / BLOCK_M), H, B), a causal launch taking its
- * row blocks last first (the longest first).
+ * accumulation, causal or not, any S >= 1. A tile is BLOCK_M query rows of
+ * one head. SCHED=0: one block a tile, grid (ceil(S / BLOCK_M), H, B), a
+ * causal launch taking its row blocks last first (the longest first).
+ * SCHED=1 (persistent): grid (min(SMs, tiles), 1, 1), block x running
+ * tiles x, x + grid, ... (tile t: head t / row blocks, its row blocks last
+ * first when causal); SCHED=2 (lpt, causal only): the same loop over the
+ * tiles longest first across heads and batches (tile t: row block
+ * blocks - 1 - t / (B H), head t % (B H)). A block's barriers, ring and
+ * phases run on from tile to tile: the producer loads the next tile's K
+ * and V while the consumers finish the last one, and its Q once every
+ * consumer's O store has read the Q tile it was staged in (mbarrier Q
+ * empty).
  *
  * Roles, one branch each: warpgroup 0 is the producer (setmaxnreg down; its
  * thread 0 issues every TMA load: Q once, then K and V of each key tile
@@ -34,7 +43,14 @@
  *   V     likewise
  *   P     BLOCK_M x BLOCK_N (PV_RS=0 only), consumer c's 64 rows as
  *         ceil(BLOCK_N / 64) boxes of 64 x 64
- *   mbarriers: Q full, then K full, K empty, V full, V empty per slot.
+ *   mbarriers: Q full, then K full, K empty, V full, V empty per slot,
+ *   then Q empty (SCHED > 0). An empty barrier counts one arrival per
+ *   active consumer warpgroup (SCHED=0: those with a row below S; the
+ *   others exit) or per consumer warpgroup (SCHED > 0: one whose rows of a
+ *   tile all lie past S follows the tile's phases without reading and
+ *   releases what it would have read, so that its waits stay in step with
+ *   the barriers over the block's next tiles: a parity wait cannot tell a
+ *   phase from the one two uses earlier).
  */
 #include <cuda_fp16.h>
 #include "fattn_gmma.h"
@@ -63,6 +79,9 @@
 #if !defined(HEAD_DIM) && defined(FATTN_HEAD_DIM)
 #define HEAD_DIM FATTN_HEAD_DIM
 #endif
+#if !defined(SCHED) && defined(FATTN_SCHED)
+#define SCHED FATTN_SCHED
+#endif
 #if !defined(CAUSAL) && defined(FATTN_CAUSAL)
 #define CAUSAL FATTN_CAUSAL
 #endif
@@ -84,6 +103,9 @@
 #ifndef PINGPONG
 #define PINGPONG 0
 #endif
+#ifndef SCHED
+#define SCHED 0
+#endif
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
@@ -100,6 +122,7 @@ static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM: 64 or 128");
 static_assert(STAGES >= 1 && STAGES <= 4, "STAGES: 1 to 4");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP: 0 or 1");
 static_assert(PINGPONG == 0 || (PINGPONG == 1 && BLOCK_M >= 128), "PINGPONG: 0, or 1 with two or more consumers");
+static_assert(SCHED == 0 || SCHED == 1 || (SCHED == 2 && CAUSAL), "SCHED: 0 (tile), 1 (persistent), 2 (lpt, causal)");
 
 #define CONSUMERS (BLOCK_M / 64)
 #define D_BOXES   (HEAD_DIM / 64)
@@ -122,7 +145,7 @@ static_assert(PINGPONG == 0 || (PINGPONG == 1 && BLOCK_M >= 128), "PINGPONG: 0, 
 #define SM_V             (SM_K + STAGES * KV_BYTES)
 #define SM_P             (SM_V + STAGES * KV_BYTES)
 #define SM_BAR           (SM_P + P_BYTES)
-#define NBARS            (1 + 4 * STAGES)
+#define NBARS            (1 + 4 * STAGES + (SCHED > 0))
 #define FATTN_SMEM_BYTES (SM_BAR + 8 * NBARS + 1024) /* and the slack for rounding the base up to 1024 */
 
 /* setmaxnreg (FA3's split): one consumer 56 / 256, two 24 / 240, three
@@ -164,6 +187,10 @@ struct wg_bars {
     {
         return base + 8 * (1 + 3 * STAGES + s);
     }
+    __device__ __forceinline__ unsigned q_empty() const
+    {
+        return base + 8 * (1 + 4 * STAGES);
+    }
 };
 
 /* Waits for the phase of parity `parity` of mbarrier `bar`. Built with
@@ -188,8 +215,37 @@ __device__ __forceinline__ int key_tiles(int m0, int seqlen)
     return (keys + BLOCK_N - 1) / BLOCK_N;
 }
 
+/* A block's tiles: tile t's first query row and (batch x head). With
+ * SCHED=0 the block's one tile is its grid position (t unused). */
+struct wg_tile {
+    int m0, bh;
+};
+
+__device__ __forceinline__ wg_tile tile_of(int t, int row_blocks, int bhs, int heads)
+{
+#if SCHED == 0
+    (void)t, (void)row_blocks, (void)bhs;
+    const int m_block = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    return {m_block * BLOCK_M, (int)(blockIdx.z * heads + blockIdx.y)};
+#elif SCHED == 1
+    (void)bhs, (void)heads;
+    const int r = t % row_blocks;
+    return {(CAUSAL ? row_blocks - 1 - r : r) * BLOCK_M, t / row_blocks};
+#else
+    (void)heads;
+    return {(row_blocks - 1 - t / bhs) * BLOCK_M, t % bhs};
+#endif
+}
+
+/* Consumers with a row below S at the tile from m0 (the others idle). */
+__device__ __forceinline__ int active_of(int m0, int seqlen)
+{
+    return min(CONSUMERS, (seqlen - m0 + 63) / 64);
+}
+
 /* Key tile i's slot in the ring, and the parity of the phase it fills
- * there (the slot's (i / STAGES)-th use). */
+ * there (the slot's (i / STAGES)-th use); i counts the block's key tiles
+ * over all its tiles (the ring runs on). */
 __device__ __forceinline__ int slot_of(int i)
 {
     return i % STAGES;
@@ -200,30 +256,39 @@ __device__ __forceinline__ unsigned parity_of(int i)
     return (unsigned)(i / STAGES) & 1u;
 }
 
-/* The producer's thread: Q, then K and V of every key tile through the ring. */
+/* The producer's thread: per tile Q (once the previous tile's O stores have
+ * read their Q tiles), then K and V of every key tile through the ring. */
 __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn_tensormap *tm_k,
-                                        const fattn_tensormap *tm_v, unsigned base, wg_bars b, int m0, int bh,
-                                        int tiles, int active)
+                                        const fattn_tensormap *tm_v, unsigned base, wg_bars b, int first, int stride,
+                                        int total, int row_blocks, int bhs, int heads, int seqlen)
 {
-    mbar_arrive_expect_tx(b.q_full(), active * D_BOXES * BOX_BYTES);
-    for (int c = 0; c < active; ++c)
-        for (int x = 0; x < D_BOXES; ++x)
-            tma_load_3d(base + (c * D_BOXES + x) * BOX_BYTES, tm_q, b.q_full(), 64 * x, m0 + 64 * c, bh);
-    for (int i = 0; i < tiles; ++i) {
-        const int s = slot_of(i);
-        const unsigned ph = parity_of(i);
-        const unsigned k = base + SM_K + s * KV_BYTES, v = base + SM_V + s * KV_BYTES;
-        /* Slot s's previous use (tile i - STAGES) released by every consumer. */
-        if (i >= STAGES)
-            wait_phase(b.k_empty(s), ph ^ 1u);
-        mbar_arrive_expect_tx(b.k_full(s), KV_BYTES);
-        for (int x = 0; x < D_BOXES; ++x)
-            tma_load_3d(k + x * BLOCK_N * 128, tm_k, b.k_full(s), 64 * x, i * BLOCK_N, bh);
-        if (i >= STAGES)
-            wait_phase(b.v_empty(s), ph ^ 1u);
-        mbar_arrive_expect_tx(b.v_full(s), KV_BYTES);
-        for (int x = 0; x < D_BOXES; ++x)
-            tma_load_3d(v + x * BLOCK_N * 128, tm_v, b.v_full(s), 64 * x, i * BLOCK_N, bh);
+    int ring = 0; /* key tiles loaded for the block's earlier tiles */
+    for (int t = first, j = 0; t < total; t += stride, ++j) {
+        const wg_tile tile = tile_of(t, row_blocks, bhs, heads);
+        const int tiles = key_tiles(tile.m0, seqlen), active = active_of(tile.m0, seqlen);
+        if (SCHED && j > 0)
+            wait_phase(b.q_empty(), (unsigned)(j - 1) & 1u);
+        mbar_arrive_expect_tx(b.q_full(), active * D_BOXES * BOX_BYTES);
+        for (int c = 0; c < active; ++c)
+            for (int x = 0; x < D_BOXES; ++x)
+                tma_load_3d(base + (c * D_BOXES + x) * BOX_BYTES, tm_q, b.q_full(), 64 * x, tile.m0 + 64 * c, tile.bh);
+        for (int i = 0; i < tiles; ++i) {
+            const int g = ring + i, s = slot_of(g);
+            const unsigned ph = parity_of(g);
+            const unsigned k = base + SM_K + s * KV_BYTES, v = base + SM_V + s * KV_BYTES;
+            /* Slot s's previous use (key tile g - STAGES) released by every consumer. */
+            if (g >= STAGES)
+                wait_phase(b.k_empty(s), ph ^ 1u);
+            mbar_arrive_expect_tx(b.k_full(s), KV_BYTES);
+            for (int x = 0; x < D_BOXES; ++x)
+                tma_load_3d(k + x * BLOCK_N * 128, tm_k, b.k_full(s), 64 * x, i * BLOCK_N, tile.bh);
+            if (g >= STAGES)
+                wait_phase(b.v_empty(s), ph ^ 1u);
+            mbar_arrive_expect_tx(b.v_full(s), KV_BYTES);
+            for (int x = 0; x < D_BOXES; ++x)
+                tma_load_3d(v + x * BLOCK_N * 128, tm_v, b.v_full(s), 64 * x, i * BLOCK_N, tile.bh);
+        }
+        ring += tiles;
     }
 }
 
@@ -251,6 +316,7 @@ __device__ __forceinline__ unsigned pack_half2(float lo, float hi)
  * wgmma). */
 struct wg_consumer {
     int c, active, m0, warp, lane, row0, seqlen;
+    int ring; /* the block's key tiles before this tile's (SCHED > 0) */
     float scale_log2;
     fattn_gmma_u64 dq, dk, dv; /* Q's first K slice, slot 0's K and V */
 #if !PV_RS
@@ -276,6 +342,12 @@ __device__ __forceinline__ void turn_pass(const wg_consumer &w, bool last)
 {
     if (PINGPONG && w.active > 1 && !(last && w.c == w.active - 1))
         bar_arrive(TURN_BAR + (w.c + 1) % w.active, 256);
+}
+
+/* Key tile i of the consumer's tile as the block's ring counts it. */
+__device__ __forceinline__ int ring_of(const wg_consumer &w, int i)
+{
+    return SCHED ? w.ring + i : i;
 }
 
 /* S = Q K^T for the key tile in slot s, issued and committed (one group). */
@@ -414,13 +486,14 @@ __device__ __forceinline__ void issue_pv(const wg_consumer &w, float (&o)[HEAD_D
 __device__ __forceinline__ void pv_retired(const wg_consumer &w, wg_bars b, int t, int j, bool last,
                                            float (&o)[HEAD_DIM / 2], unsigned (&p)[BLOCK_N / 16][4])
 {
-    wait_phase(b.v_full(slot_of(j)), parity_of(j));
+    const int s = slot_of(ring_of(w, j));
+    wait_phase(b.v_full(s), parity_of(ring_of(w, j)));
     turn_take(w);
-    issue_pv(w, o, p, slot_of(j));
+    issue_pv(w, o, p, s);
     turn_pass(w, last);
     wgmma_wait<0>(o);
     if (t == 0)
-        mbar_arrive(b.v_empty(slot_of(j)));
+        mbar_arrive(b.v_empty(s));
 }
 
 /* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait
@@ -430,8 +503,8 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
                                      float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4], float (&row_max)[2],
                                      float (&row_sum)[2], float (&corr)[2])
 {
-    const int s = slot_of(i);
-    wait_phase(b.k_full(s), parity_of(i));
+    const int s = slot_of(ring_of(w, i));
+    wait_phase(b.k_full(s), parity_of(ring_of(w, i)));
     turn_take(w);
     issue_qk(w, acc, s);
     turn_pass(w, false);
@@ -453,12 +526,12 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
                                              float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4],
                                              float (&row_max)[2], float (&row_sum)[2], float (&corr)[2])
 {
-    const int s = slot_of(i), sp = slot_of(i - 1);
-    wait_phase(b.k_full(s), parity_of(i));
+    const int s = slot_of(ring_of(w, i)), sp = slot_of(ring_of(w, i - 1));
+    wait_phase(b.k_full(s), parity_of(ring_of(w, i)));
     turn_take(w);
     issue_qk(w, acc, s);
     rescale(o, corr);
-    wait_phase(b.v_full(sp), parity_of(i - 1));
+    wait_phase(b.v_full(sp), parity_of(ring_of(w, i - 1)));
     issue_pv(w, o, p, sp);
     turn_pass(w, false);
     wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
@@ -471,50 +544,40 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
     stage_p(w, acc, p);
 }
 
-/* Consumer warpgroup c: every key tile of its 64 rows, then the epilogue.
- * OVERLAP=0: per tile S = Q K^T, wait, the softmax, P V, wait. OVERLAP=1
- * (FA3's intra-warpgroup pipelining): tile i issues S(i) = Q K(i)^T, then
- * O's rescale and P(i-1) V(i-1), waits for S(i) alone (wait_group 1) and
- * runs softmax(i) while P V runs, then waits for it (wait_group 0): V is
- * consumed one tile behind K, the first and last tiles peeled. A slot's K
- * or V is released when the wgmma reading it has retired. */
-__device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b, int c,
-                                        int active, int m0, int bh, int tiles, int seqlen, float scale)
+/* Consumer warpgroup c on one tile (the block's j-th): every key tile of
+ * its 64 rows, then the epilogue. OVERLAP=0: per tile S = Q K^T, wait, the
+ * softmax, P V, wait. OVERLAP=1 (FA3's intra-warpgroup pipelining): tile i
+ * issues S(i) = Q K(i)^T, then O's rescale and P(i-1) V(i-1), waits for
+ * S(i) alone (wait_group 1) and runs softmax(i) while P V runs, then waits
+ * for it (wait_group 0): V is consumed one tile behind K, the first and
+ * last tiles peeled. A slot's K or V is released when the wgmma reading it
+ * has retired; the Q tile (SCHED > 0) once the O store staged in it has
+ * read it. */
+__device__ __forceinline__ void consume_tile(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b,
+                                             const wg_consumer &w, int t, int bh, int tiles, int j)
 {
-    const int t = threadIdx.x % 128;
-    wg_consumer w;
-    w.c = c, w.active = active, w.m0 = m0, w.warp = t / 32, w.lane = t % 32, w.seqlen = seqlen;
-    w.row0 = m0 + 64 * c + 16 * w.warp + w.lane / 4;
-    w.scale_log2 = scale * 1.4426950408889634f;
-    const unsigned q = base + c * D_BOXES * BOX_BYTES;
-    w.dq = fattn_gmma_desc_k(q, 64, SW);
-    w.dk = fattn_gmma_desc_k(base + SM_K, BLOCK_N, SW);
-    w.dv = fattn_gmma_desc_mn_boxes(base + SM_V, BLOCK_N, SW);
-#if !PV_RS
-    /* from Q's: its tile lies SM_P + c (P_BOXES - D_BOXES) boxes on (positive: Q precedes K, V and P) */
-    w.dp = fattn_gmma_desc_advance(w.dq, (unsigned)(SM_P + c * ((int)P_BOXES - D_BOXES) * BOX_BYTES));
-    w.p_sm = sm + SM_P + c * P_BOXES * BOX_BYTES;
-#endif
+    const int c = w.c;
     float o[HEAD_DIM / 2], acc[BLOCK_N / 2];
     float row_max[2] = {NEG_INF, NEG_INF}, row_sum[2] = {0.f, 0.f}, corr[2];
     unsigned p[BLOCK_N / 16][4];
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i)
         o[i] = 0.f;
-    wait_phase(b.q_full(), 0);
-    if (PINGPONG && active > 1 && c == active - 1)
+    wait_phase(b.q_full(), (unsigned)j & 1u);
+    if (PINGPONG && w.active > 1 && c == w.active - 1)
         bar_arrive(TURN_BAR, 256); /* the first turn, consumer 0's */
 #if OVERLAP
     /* Tile 0: S, its softmax (masked if need be), P staged; its P V waits
      * for tile 1's S. Turns: S(0), then S(i) with P(i-1) V(i-1), then the
      * last P V. */
-    wait_phase(b.k_full(0), 0);
+    const int s0 = slot_of(ring_of(w, 0));
+    wait_phase(b.k_full(s0), parity_of(ring_of(w, 0)));
     turn_take(w);
-    issue_qk(w, acc, 0);
+    issue_qk(w, acc, s0);
     turn_pass(w, false);
     wgmma_wait<0>(acc);
     if (t == 0)
-        mbar_arrive(b.k_empty(0));
+        mbar_arrive(b.k_empty(s0));
     softmax<true>(w, acc, 0, row_max, row_sum, corr);
     stage_p(w, acc, p);
     const int plain = max(1, unmasked_tiles(w, tiles));
@@ -544,18 +607,76 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
         inv[h] = 1.f / l;
     }
 #pragma unroll
-    for (int j = 0; j < HEAD_DIM / 2; j += 2) {
-        const int h = (j / 2) % 2, r = 16 * w.warp + w.lane / 4 + 8 * h, col = 8 * (j / 4) + 2 * (w.lane % 4);
-        st_shared(q_sm + sw128_offset(r, col), pack_half2(o[j] * inv[h], o[j + 1] * inv[h]));
+    for (int jj = 0; jj < HEAD_DIM / 2; jj += 2) {
+        const int h = (jj / 2) % 2, r = 16 * w.warp + w.lane / 4 + 8 * h, col = 8 * (jj / 4) + 2 * (w.lane % 4);
+        st_shared(q_sm + sw128_offset(r, col), pack_half2(o[jj] * inv[h], o[jj + 1] * inv[h]));
     }
     fence_proxy_async();
     bar_sync(1 + c, 128);
     if (t == 0) {
+        const unsigned q = base + c * D_BOXES * BOX_BYTES;
         for (int x = 0; x < D_BOXES; ++x)
-            tma_store_3d(tm_o, q + x * BOX_BYTES, 64 * x, m0 + 64 * c, bh);
+            tma_store_3d(tm_o, q + x * BOX_BYTES, 64 * x, w.m0 + 64 * c, bh);
         bulk_commit();
-        /* The shared source stays until the store has read it. */
+        /* The shared source stays until the store has read it; then (SCHED
+         * > 0) the producer may load the next tile's Q over it. */
         bulk_wait_read<0>();
+        if (SCHED)
+            mbar_arrive(b.q_empty());
+    }
+}
+
+/* SCHED > 0, a consumer whose rows of the block's j-th tile all lie past
+ * S: it waits for each of the tile's phases in order (Q's, then each key
+ * tile's K and V) and releases each slot as if it had read it, so that its
+ * parity waits on the block's next tiles see the phases they mean. */
+__device__ __forceinline__ void idle_tile(wg_bars b, int t, int ring, int tiles, int j)
+{
+    wait_phase(b.q_full(), (unsigned)j & 1u);
+    for (int i = 0; i < tiles; ++i) {
+        const int g = SCHED ? ring + i : i, s = slot_of(g);
+        wait_phase(b.k_full(s), parity_of(g));
+        if (t == 0)
+            mbar_arrive(b.k_empty(s));
+        wait_phase(b.v_full(s), parity_of(g));
+        if (t == 0)
+            mbar_arrive(b.v_empty(s));
+    }
+    if (SCHED && t == 0)
+        mbar_arrive(b.q_empty());
+}
+
+/* Consumer warpgroup c: its rows of each of the block's tiles (a tile whose
+ * rows past 64 c lie all past S idle). */
+__device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned base, unsigned char *sm, wg_bars b, int c,
+                                        int first, int stride, int total, int row_blocks, int bhs, int heads,
+                                        int seqlen, float scale)
+{
+    const int t = threadIdx.x % 128;
+    wg_consumer w;
+    w.c = c, w.warp = t / 32, w.lane = t % 32, w.seqlen = seqlen;
+    w.scale_log2 = scale * 1.4426950408889634f;
+    const unsigned q = base + c * D_BOXES * BOX_BYTES;
+    w.dq = fattn_gmma_desc_k(q, 64, SW);
+    w.dk = fattn_gmma_desc_k(base + SM_K, BLOCK_N, SW);
+    w.dv = fattn_gmma_desc_mn_boxes(base + SM_V, BLOCK_N, SW);
+#if !PV_RS
+    /* from Q's: its tile lies SM_P + c (P_BOXES - D_BOXES) boxes on (positive: Q precedes K, V and P) */
+    w.dp = fattn_gmma_desc_advance(w.dq, (unsigned)(SM_P + c * ((int)P_BOXES - D_BOXES) * BOX_BYTES));
+    w.p_sm = sm + SM_P + c * P_BOXES * BOX_BYTES;
+#endif
+    int ring = 0;
+    for (int tt = first, j = 0; tt < total; tt += stride, ++j) {
+        const wg_tile tile = tile_of(tt, row_blocks, bhs, heads);
+        const int tiles = key_tiles(tile.m0, seqlen);
+        w.active = active_of(tile.m0, seqlen);
+        if (c < w.active) {
+            w.m0 = tile.m0, w.row0 = tile.m0 + 64 * c + 16 * w.warp + w.lane / 4, w.ring = ring;
+            consume_tile(tm_o, base, sm, b, w, t, tile.bh, tiles, j);
+        } else if (SCHED) {
+            idle_tile(b, t, ring, tiles, j);
+        }
+        ring += tiles;
     }
 }
 
@@ -565,35 +686,42 @@ extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
                 int heads, int seqlen, float scale)
 {
     FATTN_DYNAMIC_SMEM(smem);
-    (void)batch;
     const unsigned raw = smem_addr(smem), pad = (1024 - raw % 1024) % 1024, base = raw + pad;
     unsigned char *sm = smem + pad;
     const wg_bars b = {base + SM_BAR};
-    const int m_block = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    const int m0 = m_block * BLOCK_M, bh = (int)(blockIdx.z * heads + blockIdx.y);
+    /* The block's tiles: first, first + stride, ... below total. */
+    const int row_blocks = (seqlen + BLOCK_M - 1) / BLOCK_M, bhs = batch * heads;
+#if SCHED
+    const int first = (int)blockIdx.x, stride = (int)gridDim.x, total = row_blocks * bhs;
+#else
+    const int first = 0, stride = 1, total = 1;
+#endif
     /* The warpgroup read from lane 0: ptxas then knows it warp-uniform, and
      * keeps a consumer's descriptors in uniform registers. */
-    const int tiles = key_tiles(m0, seqlen), wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
-    /* Consumers with a row below S (a tail's others have nothing to do). */
-    const int active = min(CONSUMERS, (seqlen - m0 + 63) / 64);
+    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
+    /* An empty barrier's arrivals: SCHED=0, the block's one tile's active
+     * consumers (the idle ones exit); else every consumer (the idle ones of
+     * a tile follow its phases). */
+    const int releases = SCHED ? CONSUMERS : active_of(tile_of(0, row_blocks, bhs, heads).m0, seqlen);
     if (threadIdx.x == 0) {
         mbar_init(b.q_full(), 1);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(b.k_full(s), 1);
             mbar_init(b.v_full(s), 1);
-            mbar_init(b.k_empty(s), active);
-            mbar_init(b.v_empty(s), active);
+            mbar_init(b.k_empty(s), releases);
+            mbar_init(b.v_empty(s), releases);
         }
+        if (SCHED)
+            mbar_init(b.q_empty(), CONSUMERS);
         fence_mbarrier_init();
     }
     __syncthreads();
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce(&tm_q, &tm_k, &tm_v, base, b, m0, bh, tiles, active);
+            produce(&tm_q, &tm_k, &tm_v, base, b, first, stride, total, row_blocks, bhs, heads, seqlen);
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
-        if (wg <= active)
-            consume(&tm_o, base, sm, b, wg - 1, active, m0, bh, tiles, seqlen, scale);
+        consume(&tm_o, base, sm, b, wg - 1, first, stride, total, row_blocks, bhs, heads, seqlen, scale);
     }
 }

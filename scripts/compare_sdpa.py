@@ -201,7 +201,7 @@ def encode_tmap(drv, t, box, swizzle):
 
 
 class FattnKernel:
-    def __init__(self, drv, cubin, desc):
+    def __init__(self, drv, cubin, desc, sms):
         self.drv = drv
         self.mod = ctypes.c_void_p()
         self.fn = ctypes.c_void_p()
@@ -213,6 +213,10 @@ class FattnKernel:
         self.block_m = int(desc["config"]["BLOCK_M"])
         # SPLIT_KV blocks (one cluster, compiled in) per BLOCK_M rows; absent before it existed.
         self.split_kv = int(desc["config"].get("SPLIT_KV", 1))
+        # SCHED > 0 (the wgmma family's persistent schedules): min(SMs, tiles) blocks along x, each
+        # looping over its tiles, as the export's grid rule and launcher say.
+        self.sched = int(desc["config"].get("SCHED", 0))
+        self.sms = sms
         # A family's parameter list where it differs from attention's pointers (tensor maps); its maps
         # are built once per set of tensors, as fattn-tune's engine and exported launcher build them.
         self.args = desc.get("kernel", {}).get("args")
@@ -253,6 +257,8 @@ class FattnKernel:
         params = (ctypes.c_void_p * len(args))(*[a.ptr if isinstance(a, TensorMap) else
                                                    ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
         grid = (s + self.block_m - 1) // self.block_m * self.split_kv
+        if self.sched:
+            grid, h, b = min(self.sms, grid * h * b), 1, 1
         self.drv.check(self.drv.cuLaunchKernel(self.fn, grid, h, b, self.threads, 1, 1, self.smem,
                                                ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
 
@@ -355,7 +361,7 @@ def compare(a, json_path, cubin_path):
         _torch["driver"] = Driver()
     drv = _torch["driver"]
     torch.zeros(1, device=dev)  # the runtime's primary context is current on this thread from here
-    kern = FattnKernel(drv, cubin, desc)
+    kern = FattnKernel(drv, cubin, desc, props.multi_processor_count)
 
     def fattn(i):
         q, k, v = sets[i % nsets]

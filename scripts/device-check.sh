@@ -211,7 +211,7 @@ estimate() {
     env) echo "15 version queries" ;;
     hopper) echo "60 140 tensor maps encoded, 19 primitive launches (an NVRTC compile a process)" ;;
     family) echo "60 two exhaustive searches of 6 tmacopy configurations, confirm --n 30, an export" ;;
-    wgmma) echo "$((60 + 5 + 5 * est_bench_s + 37 * est_bench_s + 2 * est_sanitize_s + $(fattn_duration_s "${FATTN_WGMMA_BUDGET:-90s}") + 60 + 60 + 60)) the primitives, the maps, 5 bounded runs, 37 covering cases, 2 memchecks, a search, confirm, ncu, compare" ;;
+    wgmma) echo "$((60 + 5 + 5 * est_bench_s + 36 * est_bench_s + 2 * est_sanitize_s + $(fattn_duration_s "${FATTN_WGMMA_BUDGET:-90s}") + 60 + 60 + 60)) the primitives, the maps, 5 bounded runs, 36 covering cases, 2 memchecks, a search, confirm, ncu, compare" ;;
     tests) echo "60 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
     small | small-causal)
         a=$([ "$1" = small ] && echo 0 || echo 1)

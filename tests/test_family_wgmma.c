@@ -106,7 +106,9 @@ static void gates(void)
      * BLOCK_M 192, D = 128); FA3's 128 x 176 fits two consumers' 240 */
     config("wgmma-bm192-bn96-s2-rs0-ov1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
-    CHECK_CONTAINS(v.detail, "O 64 + S 48 accumulators + P held over the overlap 24 + 32 = 168 registers, over");
+    CHECK_CONTAINS(v.detail,
+                   "O 64 + S 48 accumulators + P held over the overlap 24 + P through shared memory 4 + 32 = 172 "
+                   "registers, over");
     config("wgmma-bm192-bn80-s2-rs0-ov1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
     config("wgmma-bm128-bn176-s2-rs1-ov1", &c);
@@ -138,6 +140,61 @@ static void gates(void)
     CHECK_CONTAINS(v.detail, "O 32 + S 72 accumulators + held over the turn 26 + 32 = 162 registers, over the 160");
     config("wgmma-bm192-bn128-s2-rs1-pp1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    /* P through shared memory with three consumers, 4 more (BLOCK_N 192
+     * spills at D = 64); 176 within */
+    config("wgmma-bm192-bn192-s2-rs0", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    CHECK_CONTAINS(v.detail, "O 32 + S 96 accumulators + P through shared memory 4 + 32 = 164 registers, over the 160");
+    config("wgmma-bm192-bn176-s2-rs0-pp1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    /* SCHED: lpt orders causal tiles, refused without the mask; persistent
+     * launches min(SMs, tiles) blocks along x (all tiles when the SM count
+     * is unknown), with Q's empty barrier 8 bytes more. */
+    config("wgmma-bm128-bn128-s2-rs1-sc2", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_TILING);
+    CHECK_CONTAINS(v.detail, "SCHED 2 (lpt) orders causal tiles");
+    s.causal = 1;
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    s.causal = 0;
+    fattn_launch tile, pers;
+    config("wgmma-bm128-bn128-s2-rs1", &c);
+    wg->launch(&c, &s, 132, &tile);
+    config("wgmma-bm128-bn128-s2-rs1-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    wg->launch(&c, &s, 132, &pers);
+    CHECK_INT(pers.smem, tile.smem + 8);
+    CHECK_INT(tile.sm_bound, 0);
+    CHECK_INT(pers.sm_bound, 1);
+    CHECK_INT(pers.rows_per_block, 0);
+    CHECK_INT(tile.grid[0] * tile.grid[1] * tile.grid[2], 16 * 16 * 4); /* 4,16,2048: 1,024 tiles */
+    CHECK_INT(pers.grid[0], 132);
+    CHECK_INT(pers.grid[1] * pers.grid[2], 1);
+    wg->launch(&c, &s, 0, &pers);
+    CHECK_INT(pers.grid[0], 1024);
+    const fattn_shape small = {1, 2, 130, 64, 0}; /* 2 row blocks of 2 heads: fewer tiles than SMs */
+    wg->launch(&c, &small, 132, &pers);
+    CHECK_INT(pers.grid[0], 4);
+    wg->launch(&c, &small, 3, &pers);
+    CHECK_INT(pers.grid[0], 3);
+    /* The tile loop's registers with three consumers (ptxas spills
+     * BLOCK_N 192 at D = 64 with it, not 176; through shared memory 128 at
+     * D = 128, not 80: wgmma-all.md) */
+    config("wgmma-bm192-bn192-s2-rs1-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    CHECK_CONTAINS(v.detail, "O 32 + S 96 accumulators + the tile loop 8 + 32 = 168 registers, over the 160");
+    config("wgmma-bm192-bn176-s2-rs1-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    s.head_dim = 128;
+    config("wgmma-bm192-bn128-s2-rs0-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    config("wgmma-bm192-bn80-s2-rs0-sc2", &c);
+    s.causal = 1;
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    s.causal = 0;
+    config("wgmma-bm192-bn112-s2-rs0", &c); /* the same tile loop's 20 over: 176 */
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    config("wgmma-bm192-bn112-s2-rs0-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
 }
 
 /* Writes a cubin's SASS (nvdisasm -c through $FATTN_NVDISASM, fetched by
@@ -350,6 +407,12 @@ static const struct {
     /* and as FA3 runs them, the consumers taking turns */
     {"wgmma-bm128-bn128-s2-rs1-ov1-pp1", 1, 469, 0.5},
     {"wgmma-bm128-bn176-s2-rs1-ov1-pp1", 0, 594, 0.16},
+    /* and persistent, as FA3 runs them (lpt causal): no EX2 between the
+     * waits yet. ptxas 13.0 hoists wait_group 0 above the softmax once a
+     * slot and its parity come from the block's running key-tile count
+     * (with the count dropped, 46 of 66 stay between: docs/wgmma-family.md) */
+    {"wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc2", 1, 469, 0},
+    {"wgmma-bm128-bn176-s2-rs1-ov1-pp1-sc1", 0, 594, 0},
 };
 
 /* lab/sass/count_loop.py's JSON of the main loop of a SASS file, or NULL. */
@@ -533,6 +596,8 @@ typedef struct plant {
 #define PP_OV1     "wgmma-bm128-bn64-s2-rs1-ov1-pp1"
 #define PP3        "wgmma-bm192-bn64-s2-rs1-pp1"
 #define PP_OV1_RS0 "wgmma-bm128-bn64-s2-rs0-ov1-pp1"
+#define SC1        "wgmma-bm128-bn64-s2-rs1-ov1-sc1"
+#define SC2        "wgmma-bm128-bn64-s2-rs1-ov1-sc2"
 
 /* overlap_step's waits and releases, as the kernel has them and planted */
 #define OV_WAITS                                                                                                       \
@@ -588,9 +653,9 @@ static const plant plants[] = {
     {"s-wait2", "    wgmma_wait<1>(acc); /* S(i)", "    wgmma_wait<2>(acc); /* S(i)", OV1, 1, "wgmma_early_access"},
     /* OVERLAP: O rescaled after P(i-1) V(i-1) is issued, while it runs */
     {"rescale-in-flight",
-     "    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, "
+     "    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(ring_of(w, i - 1)));\n    issue_pv(w, o, p, "
      "sp);\n",
-     "    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, sp);\n    rescale(o, "
+     "    wait_phase(b.v_full(sp), parity_of(ring_of(w, i - 1)));\n    issue_pv(w, o, p, sp);\n    rescale(o, "
      "corr);\n",
      OV1, 1, "wgmma_early_access"},
     /* OVERLAP, P through shared memory: P(i) stored before P(i-1) V(i-1)
@@ -600,10 +665,10 @@ static const plant plants[] = {
      * the next consumer's issue is not ordered after them (the simulator's
      * check of the warpgroups' turns) */
     {"turn-early",
-     "    issue_qk(w, acc, s);\n    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(i - 1));\n"
+     "    issue_qk(w, acc, s);\n    rescale(o, corr);\n    wait_phase(b.v_full(sp), parity_of(ring_of(w, i - 1)));\n"
      "    issue_pv(w, o, p, sp);\n    turn_pass(w, false);\n",
      "    turn_pass(w, false);\n    issue_qk(w, acc, s);\n    rescale(o, corr);\n"
-     "    wait_phase(b.v_full(sp), parity_of(i - 1));\n    issue_pv(w, o, p, sp);\n",
+     "    wait_phase(b.v_full(sp), parity_of(ring_of(w, i - 1)));\n    issue_pv(w, o, p, sp);\n",
      PP_OV1, 1, "wgmma_unordered"},
     /* PINGPONG in a tail block of two active consumers of three: the turn
      * passed to the idle third, so the first never gets it back */
@@ -612,6 +677,31 @@ static const plant plants[] = {
     /* PINGPONG: the turns on the consumers' own barriers (P's through
      * shared memory, the epilogue's): 256 threads counted where 128 come */
     {"turn-bar-shared", "#define TURN_BAR  4", "#define TURN_BAR  1", PP_OV1_RS0, 1, "divergent"},
+    /* SCHED (3 SMs, 4 tiles: block 0 runs tiles 0 and 3): Q's tile given
+     * back to the producer before the O store staged in it has read it:
+     * the next tile's Q lands under the store */
+    {"q-before-store-read", "        bulk_wait_read<0>();\n        if (SCHED)\n            mbar_arrive(b.q_empty());\n",
+     "        if (SCHED)\n            mbar_arrive(b.q_empty());\n        bulk_wait_read<0>();\n", SC1, 0, "race_war"},
+    /* SCHED: a consumer idle in a tail tile releases its slots without
+     * following the tile's phases: its arrivals count towards phases not yet
+     * open, and the block's barriers fall out of step */
+    {"idle-skips-phases", "        } else if (SCHED) {\n            idle_tile(b, t, ring, tiles, j);\n        }",
+     "        } else if (t == 0) {\n            for (int i = 0; i < tiles; ++i) {\n"
+     "                mbar_arrive(b.k_empty(slot_of(ring + i)));\n"
+     "                mbar_arrive(b.v_empty(slot_of(ring + i)));\n            }\n"
+     "            mbar_arrive(b.q_empty());\n        }",
+     SC1, 1, "deadlock"},
+    /* ... or releases a slot before the phase that fills it: its arrival
+     * counts towards the slot's earlier use, completing it early */
+    {"idle-release-early", "        wait_phase(b.k_full(s), parity_of(g));\n        if (t == 0)\n",
+     "        if (t == 0)\n", SC1, 1, "race_waw"},
+    /* SCHED=2: an LPT order that repeats one tile and skips another */
+    {"lpt-repeat", "return {(row_blocks - 1 - t / bhs) * BLOCK_M, t % bhs};",
+     "return {(row_blocks - 1 - t / (bhs + 1)) * BLOCK_M, t % bhs};", SC2, 1, "output_rewritten"},
+    /* SCHED: the tiles counted one short: the last never run, its rows
+     * never stored (the output's poison reaches the comparison) */
+    {"sched-skip", "stride = (int)gridDim.x, total = row_blocks * bhs;",
+     "stride = (int)gridDim.x, total = row_blocks * bhs - 1;", SC1, 1, "numerics"},
 };
 
 static void planted_bugs(void)

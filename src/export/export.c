@@ -284,6 +284,7 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
             l->workspace ? " CUdeviceptr workspace," : "");
     fprintf(out,
             "    static CUfunction sized;\n"
+            "    static unsigned grid_x = %u;\n"
             "    static CUdeviceptr cached[4];\n"
             "    static CUtensorMap map[%d];\n"
             "    int batch = FATTN_TUNED_SHAPE_B, heads = FATTN_TUNED_SHAPE_H, seqlen = FATTN_TUNED_SHAPE_S;\n"
@@ -297,11 +298,22 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
             "        if ((r = cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
             "FATTN_SMEM_BYTES)) !=\n            CUDA_SUCCESS)\n"
             "            return r;\n"
+            "%s"
             "        sized = fn;\n"
             "    }\n"
             "    if (cached[0] != q || cached[1] != k || cached[2] != v || cached[3] != o) {\n"
             "        cached[0] = 0; /* the maps are whole again only once all encode */\n",
-            maps ? maps : 1, 1.0 / sqrt((double)head_dim));
+            l->grid[0], maps ? maps : 1, 1.0 / sqrt((double)head_dim),
+            /* A persistent grid: a block an SM of the current device, at most a tile each. */
+            l->sm_bound ? "        CUdevice dev;\n"
+                          "        int sms;\n"
+                          "        if ((r = cuCtxGetDevice(&dev)) != CUDA_SUCCESS ||\n"
+                          "            (r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) "
+                          "!= CUDA_SUCCESS)\n"
+                          "            return r;\n"
+                          "        if ((unsigned)sms < grid_x)\n"
+                          "            grid_x = (unsigned)sms;\n"
+                        : "");
     for (int i = 0, m = 0; i < l->nargs; ++i) {
         const fattn_arg *a = &l->args[i];
         if (a->kind != FATTN_ARG_TMAP)
@@ -335,9 +347,16 @@ static void write_host_launcher(const fattn_launch *l, int head_dim, FILE *out)
             fprintf(out, "&%s", fattn_arg_kind_name(kind));
     }
     fprintf(out,
-            "};\n    return cuLaunchKernel(fn, %u, %u, %u, FATTN_THREADS, 1, 1, FATTN_SMEM_BYTES, stream, args, "
+            "};\n    return cuLaunchKernel(fn, grid_x, %u, %u, FATTN_THREADS, 1, 1, FATTN_SMEM_BYTES, stream, args, "
             "NULL);\n}\n#endif /* FATTN_TUNED_HOST */\n",
-            l->grid[0], l->grid[1], l->grid[2]);
+            l->grid[1], l->grid[2]);
+}
+
+/* The grid's rule as the family states it for this launch (a persistent
+ * one's on the device's SM count). */
+static const char *const *grid_rule_of(const fattn_family *fam, const fattn_launch *l)
+{
+    return l->sm_bound && fam->grid_rule_sm_bound[0] ? fam->grid_rule_sm_bound : fam->grid_rule;
 }
 
 /* Text from the database goes into the header's comment through
@@ -519,8 +538,8 @@ static void write_json(const best *b, FILE *out)
             "},\n  \"threads\": %u,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
             "\"signature\": \"%s\", \"grid\": [\"%s\", \"%s\", \"%s\"], "
             "\"cluster\": [%u, 1, 1]",
-            l.threads, b->smem, fam->kernel_name, sig, fam->grid_rule[0], fam->grid_rule[1], fam->grid_rule[2],
-            l.cluster);
+            l.threads, b->smem, fam->kernel_name, sig, grid_rule_of(fam, &l)[0], grid_rule_of(fam, &l)[1],
+            grid_rule_of(fam, &l)[2], l.cluster);
     if (needs_host_setup(&l))
         json_args(&l, out);
     fputs("},\n  \"kernel_hash\": ", out);
@@ -755,8 +774,8 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         fputs(",\n     ", out);
         fattn_c_string(out, e->nvcc_full);
         fprintf(out, ", %lld, %lld,\n     \"%s\", \"%s\", \"%s\", {\"%s\", \"%s\", \"%s\"}, %u, %d},\n", e->study,
-                e->trial, fam->name, fam->kernel_file, fam->kernel_name, fam->grid_rule[0], fam->grid_rule[1],
-                fam->grid_rule[2], l.cluster, needs_host_setup(&l));
+                e->trial, fam->name, fam->kernel_file, fam->kernel_name, grid_rule_of(fam, &l)[0],
+                grid_rule_of(fam, &l)[1], grid_rule_of(fam, &l)[2], l.cluster, needs_host_setup(&l));
     }
     fputs("};\n\n", out);
     fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"

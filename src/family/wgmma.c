@@ -5,12 +5,13 @@
  * mbarrier-guarded slots.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "gates/gates.h"
 #include "space/family.h"
 #include "space/params.h"
 
-enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_PINGPONG, WG_WAIT_BOUND, WG_NPARAMS };
+enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_PINGPONG, WG_SCHED, WG_WAIT_BOUND, WG_NPARAMS };
 
 static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"BLOCK_M", "bm", 128, 64, 192, 0, 0, "query rows per block: 64 per consumer warpgroup (64, 128 or 192)"},
@@ -23,6 +24,9 @@ static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"PINGPONG", "pp", 0, 0, 1, 0, 1,
      "the consumer warpgroups issue their GEMMs in turn, one's softmax under another's GEMMs (1, BLOCK_M 128 or "
      "192), or freely (0)"},
+    {"SCHED", "sc", 0, 0, 2, 0, 1,
+     "one block a tile (0); as many blocks as SMs, each looping over the tiles (1: persistent); the same, causal "
+     "tiles longest first across heads and batches (2: lpt)"},
     {"WAIT_BOUND", "wb", 0, 0, 1 << 30, 1, 1,
      "test only: an mbarrier wait traps after this many tries instead of hanging (0: waits unbounded)"},
 };
@@ -36,15 +40,20 @@ static unsigned wgmma_smem(const fattn_config *c, int head_dim)
     const unsigned bm = (unsigned)c->v[WG_BLOCK_M], bn = (unsigned)c->v[WG_BLOCK_N];
     const unsigned stages = (unsigned)c->v[WG_STAGES], d = (unsigned)head_dim;
     const unsigned p = c->v[WG_PV_RS] ? 0u : bm / 64u * ((bn + 63u) / 64u) * WG_BOX_BYTES;
-    return bm * d * 2u + 2u * stages * bn * d * 2u + p + 8u * (1u + 4u * stages) + WG_SLACK;
+    const unsigned bars = 1u + 4u * stages + (c->v[WG_SCHED] ? 1u : 0u); /* Q full, the slots', Q empty */
+    return bm * d * 2u + 2u * stages * bn * d * 2u + p + 8u * bars + WG_SLACK;
 }
 
+/* SCHED > 0: a block an SM (sm_count; 0: unknown, a block a tile), never
+ * more blocks than tiles; every block loops over its tiles. */
 static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
 {
-    (void)sm_count;
     const unsigned bm = (unsigned)c->v[WG_BLOCK_M], bn = (unsigned)c->v[WG_BLOCK_N];
+    const unsigned row_blocks = ((unsigned)s->seqlen + bm - 1) / bm;
+    const unsigned tiles = row_blocks * (unsigned)s->heads * (unsigned)s->batch;
+    const int sched = c->v[WG_SCHED];
     *out = (fattn_launch){
-        .grid = {((unsigned)s->seqlen + bm - 1) / bm, (unsigned)s->heads, (unsigned)s->batch},
+        .grid = {row_blocks, (unsigned)s->heads, (unsigned)s->batch},
         .threads = 128u * (bm / 64u + 1u),
         .cluster = 1,
         .smem = wgmma_smem(c, s->head_dim),
@@ -63,6 +72,15 @@ static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_cou
         .rows_per_block = bm,
         .causal_last_first = 1, /* the longest row block first */
     };
+    if (sched) {
+        out->grid[0] = sm_count > 0 && (unsigned)sm_count < tiles ? (unsigned)sm_count : tiles;
+        out->grid[1] = out->grid[2] = 1;
+        out->sm_bound = 1;
+        /* A block runs many row blocks: the simulator's sampling by row
+         * block does not apply. */
+        out->rows_per_block = 0;
+        out->causal_last_first = 0;
+    }
 }
 
 /* setmaxnreg's split (kernels/fattn_wgmma.cu): a consumer thread's
@@ -81,6 +99,26 @@ static unsigned turns_regs(const fattn_config *c)
     return c->v[WG_PINGPONG] && !c->v[WG_OVERLAP] && c->v[WG_PV_RS] ? (unsigned)(c->v[WG_BLOCK_N] / 8 + 8) : 0u;
 }
 
+/* P through shared memory with three consumers (160 registers a thread):
+ * 4 more, as measured (BLOCK_N 192 at D = 64 spills at 160). */
+static unsigned smem_p_regs(const fattn_config *c)
+{
+    return c->v[WG_BLOCK_M] == 192 && !c->v[WG_PV_RS] ? 4u : 0u;
+}
+
+/* SCHED > 0 with three consumers (160 registers a thread): the tile loop
+ * keeps more live, 8 with P in registers and 20 more through shared memory
+ * (24 with the term above), as measured (lab/compile-all/wgmma-all.md: at D = 64 BLOCK_N 192 spills with
+ * P in registers and 160 through shared memory, at D = 128 BLOCK_N 128
+ * through shared memory; ptxas is not monotone there: 176 through shared
+ * memory at D = 64 compiles, and is refused with the rest). */
+static unsigned sched_regs(const fattn_config *c)
+{
+    if (!c->v[WG_SCHED] || c->v[WG_BLOCK_M] != 192)
+        return 0u;
+    return c->v[WG_PV_RS] ? 8u : 20u;
+}
+
 /* The register model of a consumer thread: O's D / 2 and S's BLOCK_N / 2
  * fp32 accumulators (P, in registers, takes S's place as it is formed)
  * and 32 for addresses, the softmax and the loop; with OVERLAP, BLOCK_N / 4
@@ -94,7 +132,7 @@ static unsigned turns_regs(const fattn_config *c)
 static unsigned consumer_regs_needed(const fattn_config *c, int head_dim)
 {
     const int bn = c->v[WG_BLOCK_N], p = c->v[WG_OVERLAP] ? bn / 4 : 0;
-    return (unsigned)(head_dim / 2 + bn / 2 + p + 32) + turns_regs(c);
+    return (unsigned)(head_dim / 2 + bn / 2 + p + 32) + turns_regs(c) + smem_p_regs(c) + sched_regs(c);
 }
 
 /* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
@@ -120,6 +158,10 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
     else if (in->cfg->v[WG_PINGPONG] && bm < 128)
         fattn_verdict_set(&v[1], 0, "PINGPONG with BLOCK_M %d: one consumer warpgroup has no one to take turns with",
                           bm);
+    else if (in->cfg->v[WG_SCHED] == 2 && !in->shape->causal)
+        fattn_verdict_set(&v[1], 0,
+                          "SCHED 2 (lpt) orders causal tiles longest first: without the mask every tile is "
+                          "as long (SCHED 1)");
     else if (smem > (unsigned)in->arch->smem_per_block_optin)
         fattn_verdict_set(&v[1], 0, "%u B of shared memory: over %s's opt-in maximum of %d B, no launch holds it", smem,
                           in->arch->name, in->arch->smem_per_block_optin);
@@ -143,6 +185,11 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
         snprintf(p_live, sizeof p_live, " + P held over the overlap %d", bn / 4);
     else if (turns_regs(in->cfg))
         snprintf(p_live, sizeof p_live, " + held over the turn %u", turns_regs(in->cfg));
+    if (smem_p_regs(in->cfg))
+        snprintf(p_live + strlen(p_live), sizeof p_live - strlen(p_live), " + P through shared memory %u",
+                 smem_p_regs(in->cfg));
+    if (sched_regs(in->cfg))
+        snprintf(p_live + strlen(p_live), sizeof p_live - strlen(p_live), " + the tile loop %u", sched_regs(in->cfg));
     if (v[1].pass != 1)
         fattn_verdict_set(&v[3], -1, "not evaluated: the tiling gate failed");
     else
@@ -156,7 +203,8 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
 static const fattn_family_fix wgmma_fixes[] = {
     {FATTN_R_TILING, "BLOCK_M 64, 128 or 192 (64 rows per consumer warpgroup), BLOCK_N a multiple of 16, a layout "
                      "within the arch's opt-in maximum (a smaller BLOCK_N or STAGES), PINGPONG with BLOCK_M 128 or "
-                     "192; the family runs on sm_90 only (built for sm_90a), at D 64 or 128"},
+                     "192, SCHED 2 on causal shapes only; the family runs on sm_90 only (built for sm_90a), at D 64 "
+                     "or 128"},
     {FATTN_R_SMEM_OVERFLOW, "--smem-limit max (the family is built for the opt-in maximum, 227 KiB on sm_90), or a "
                             "smaller BLOCK_N or STAGES"},
     {FATTN_R_REGISTER_BUDGET, "a smaller BLOCK_N, or more consumer warpgroups (BLOCK_M 128 or 192) at D = 128"},
@@ -192,11 +240,14 @@ const fattn_family fattn_family_wgmma = {
     .launch = wgmma_launch,
     .arch_specific = 1,
     .grid_rule = {"ceil(seqlen / BLOCK_M)", "heads", "batch"},
-    .launch_doc = " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), FATTN_THREADS threads, FATTN_SMEM_BYTES bytes\n"
-                  " * of dynamic shared memory (raise the function's limit), and the tensor maps of Q, K, V and O\n"
-                  " * as parameters: with FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds them and\n"
-                  " * launches.\n"
-                  " */\n",
+    .grid_rule_sm_bound = {"min(SMs, ceil(seqlen / BLOCK_M) * heads * batch)", "1", "1"},
+    .launch_doc =
+        " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), or with FATTN_SCHED > 0 (persistent)\n"
+        " * (min(SMs, ceil(S / FATTN_BLOCK_M) H B), 1, 1) on the device's SM count; FATTN_THREADS threads,\n"
+        " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit), and the tensor maps\n"
+        " * of Q, K, V and O as parameters: with FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds\n"
+        " * them and launches.\n"
+        " */\n",
     .fixes = wgmma_fixes,
     .reference_keys = wgmma_reference_keys,
     .reference_name = "FlashAttention-3-like",

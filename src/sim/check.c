@@ -42,6 +42,8 @@ static const char *fix_of(int kind)
         return "touch the accumulators only after the wgmma.wait_group that retires their wgmma, and name them in it";
     case FATTN_SIMK_WGMMA_UNORDERED:
         return "take the turn (its named barrier) before a warpgroup's wgmmas and pass it on after the last of them";
+    case FATTN_SIMK_OUTPUT_REWRITTEN:
+        return "store each output element once: a schedule's tile order must visit every tile exactly once";
     case FATTN_SIMK_DIVERGENT:
     case FATTN_SIMK_DEADLOCK:
         return "reach every barrier and warp collective with the whole block (warp) at the same line";
@@ -183,7 +185,7 @@ int fattn_sim_check_config(const fattn_kernel_src *src, const fattn_config *cfg,
     }
     out->smem_bytes = k.smem_bytes, out->threads = k.threads, out->cluster = k.cluster;
     fattn_launch fl; /* the family's launch: grid, parameters, row blocks */
-    cfg->fam->launch(cfg, shape, 0, &fl);
+    cfg->fam->launch(cfg, shape, FATTN_SIM_SMS, &fl);
     const int bm = (int)fl.rows_per_block;
     if (in->row_blocks && !bm) {
         fattn_sim_kernel_close(&k);

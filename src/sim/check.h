@@ -23,6 +23,11 @@
 #define FATTN_SIMV_NUMERICS     "numerics"
 #define FATTN_SIMV_HOST_COMPILE "host_compile"
 
+/* The SMs of the simulator's GPU, as a launch that depends on them sees it:
+ * few, so that a persistent grid (min(SMs, tiles) blocks) has fewer blocks
+ * than the covering sample's tiles and every block loops. */
+#define FATTN_SIM_SMS 3
+
 typedef struct fattn_sim_check {
     char verdict[32]; /* "ok", "numerics", "host_compile" or a finding kind (fattn_sim_kind_name) */
     char detail[512]; /* one line: the finding, the numerics, or the compiler's error */

@@ -33,6 +33,7 @@ static const char *const kind_names[FATTN_SIMK_KINDS] = {
     "wgmma_unfenced",
     "wgmma_early_access",
     "wgmma_unordered",
+    "output_rewritten",
 };
 
 const char *fattn_sim_kind_name(int kind)
@@ -1101,6 +1102,7 @@ static void release(sim *s)
 {
     for (int i = 0; i < SIM_BUFS; ++i)
         free(s->bufs[i].alloc);
+    free(s->o_stores);
     free(s->tmap_img);
     if (s->blocks)
         for (unsigned r = 0; r < s->l->cluster; ++r) {
@@ -1165,6 +1167,7 @@ int fattn_sim_run(const fattn_sim_launch *l, fattn_sim_report *rep)
     bad = bad || buf_alloc(&s.bufs[0], "Q", bytes, 0) || buf_alloc(&s.bufs[1], "K", bytes, 0)
           || buf_alloc(&s.bufs[2], "V", bytes, 0) || buf_alloc(&s.bufs[3], "O", bytes, 1)
           || (l->workspace && buf_alloc(&s.bufs[4], "W", l->workspace, 1));
+    bad = bad || !(s.o_stores = calloc(elems ? elems : 1, 1));
     if (bad) {
         release(&s);
         return fattn_error(FATTN_EFAIL, "simulator: out of memory for a launch of %zu-element tensors", elems);

@@ -217,6 +217,7 @@ typedef struct sim {
         _Alignas(64) unsigned char b[128];
     } * tmap_img;
     sim_buf bufs[SIM_BUFS]; /* Q, K, V, O, and the workspace (W) */
+    uint8_t *o_stores;      /* per element of O: the TMA stores that wrote it (saturating) */
     /* An args_entry launch's parameters (argv[i] points at parameter i's
      * value), built once for every thread. */
     void *argv[FATTN_MAX_ARGS];

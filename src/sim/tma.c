@@ -91,6 +91,31 @@ long fattn_sim_tma_store(const fattn_sim_smem *s, uint32_t src, const fattn_tmap
     return bytes;
 }
 
+typedef struct count_ctx {
+    uint8_t *counts;
+    int64_t again;
+} count_ctx;
+
+static void count_one(void *ctx, uint32_t smem, int64_t global)
+{
+    count_ctx *c = ctx;
+    (void)smem;
+    if (global < 0)
+        return;
+    uint8_t *n = &c->counts[global / 2];
+    if (*n && c->again < 0)
+        c->again = global;
+    if (*n < UINT8_MAX)
+        ++*n;
+}
+
+int64_t fattn_sim_tma_count_stores(const fattn_tmap *m, const int32_t *coord, uint8_t *counts)
+{
+    count_ctx c = {counts, -1};
+    walk(0, m, coord, count_one, &c);
+    return c.again;
+}
+
 int fattn_sim_tma_box_inside(const fattn_tmap *m, const int32_t *coord)
 {
     for (unsigned d = 0; d < m->rank; ++d)

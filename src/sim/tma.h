@@ -42,4 +42,9 @@ long fattn_sim_tma_store(const fattn_sim_smem *s, uint32_t src, const fattn_tmap
 /* 1 when the box at coord has at least one element inside the tensor. */
 int fattn_sim_tma_box_inside(const fattn_tmap *m, const int32_t *coord);
 
+/* Counts a store of the box at coord in counts (one byte per element of
+ * the tensor at m->base, saturating): returns the byte offset of the first
+ * element inside the tensor that a store had written before, or -1. */
+int64_t fattn_sim_tma_count_stores(const fattn_tmap *m, const int32_t *coord, uint8_t *counts);
+
 #endif

@@ -88,6 +88,10 @@ typedef struct fattn_launch {
      * causal launch's cluster x covers row block (blocks - 1 - x) instead. */
     unsigned rows_per_block;
     int causal_last_first;
+    /* The grid is min(SMs, tiles) blocks, each looping over its tiles
+     * (grid[0] from the launch's sm_count): an export launches it on the
+     * device's SM count, not the numbers here. */
+    int sm_bound;
 } fattn_launch;
 
 /* "q", "k", "v", "o", "batch", "heads", "seqlen", "scale", "tmap",
@@ -136,6 +140,8 @@ typedef struct fattn_family {
      * with tensor maps or a workspace gets a host launcher written from its
      * parameter list (export/export.c). */
     const char *grid_rule[3];
+    /* The same for a launch that is sm_bound (NULL: the family has none). */
+    const char *grid_rule_sm_bound[3];
     const char *launch_doc;
     /* Fix texts of its own, ended by {0, NULL}; the gates' generic text
      * (the mma family's parameters) for any reason not listed. NULL: none. */

@@ -3,7 +3,8 @@
 # `cc -fsyntax-only` and builds the tuned kernel with nvcc; after confirm,
 # the header carries the confirmed numbers; --kernel writes a .cu that nvcc
 # builds alone; several studies make one dispatch header whose lookup finds
-# each shape; --format t4 is valid T4 results JSON.
+# each shape; --format t4 is valid T4 results JSON; a persistent wgmma
+# configuration's header and JSON launch min(SMs, tiles) blocks.
 #
 # The first database is a TEST FIXTURE: tests/fixture_db.c inserts trials
 # whose timings are typed in, not measured (no GPU here); the best of them is
@@ -163,3 +164,20 @@ assert ok == 8, ok
 PY
     echo "ok: T4 results"
 fi
+
+# A persistent configuration of the wgmma family (SCHED=1, searched on the
+# fake engine): its grid is min(SMs, tiles) on the device the launcher runs
+# on, which the JSON's rule and the header's launcher say and do.
+FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape 1,2,130,128 --causal \
+    --space "$src/search/space-wgmma.json" --smem-limit max --samples 12 --db wgmma.db \
+    --filter BLOCK_M=128,BLOCK_N=128,STAGES=2,PV_RS=1,OVERLAP=1,PINGPONG=1,SCHED=1 >/dev/null
+"$tool" export --db wgmma.db -o persistent.h
+grep -q '^#define FATTN_SCHED 1$' persistent.h
+grep -q 'ceil(S / FATTN_BLOCK_M) H B), 1, 1) on the device.s SM count' persistent.h
+grep -q '(r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))' persistent.h
+grep -q 'return cuLaunchKernel(fn, grid_x, 1, 1, FATTN_THREADS' persistent.h
+if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
+    cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c persistent.h
+fi
+"$tool" export --db wgmma.db --format json | grep -q '"grid": \["min(SMs, ceil(seqlen / BLOCK_M) \* heads \* batch)", "1", "1"\]'
+echo "ok: a persistent export launches min(SMs, tiles) blocks"

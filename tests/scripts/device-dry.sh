@@ -72,7 +72,7 @@ for step in "wgmma-bm128-bn128-s2-rs1, bounded waits, 1,1,64,64" "the same at 1,
     "the covering sample in the worker (1 s kernel watchdog)" "search of 4,16,2048,128 ($(scaled 10)s)"; do
     grep -qF "| $step | ok |" "$r" || fail "wgmma: step '$step'"
 done
-grep -q "^| confirm --n 100 of wgmma-bm[0-9]*-bn[0-9]*-s[0-9]-rs[01]\(-ov1\)\{0,1\}\(-pp1\)\{0,1\} against cuDNN | ok |" "$r" || fail "wgmma: confirm"
+grep -q "^| confirm --n 100 of wgmma-bm[0-9]*-bn[0-9]*-s[0-9]-rs[01]\(-ov1\)\{0,1\}\(-pp1\)\{0,1\}\(-sc[12]\)\{0,1\} against cuDNN | ok |" "$r" || fail "wgmma: confirm"
 grep -q "^- ok: wgmma: every step held" "$r" || fail "wgmma: verdict"
 # The sample's fourth case, wgmma-bm192-bn112-s2-rs1-ov1 at 1,2,257,128, is
 # one the register_budget gate refuses: counted, not failed (the H200's
