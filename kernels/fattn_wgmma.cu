@@ -634,7 +634,7 @@ __device__ __forceinline__ void idle_tile(wg_bars b, int t, int ring, int tiles,
 {
     wait_phase(b.q_full(), (unsigned)j & 1u);
     for (int i = 0; i < tiles; ++i) {
-        const int g = SCHED ? ring + i : i, s = slot_of(g);
+        const int g = ring + i, s = slot_of(g);
         wait_phase(b.k_full(s), parity_of(g));
         if (t == 0)
             mbar_arrive(b.k_empty(s));
@@ -642,7 +642,7 @@ __device__ __forceinline__ void idle_tile(wg_bars b, int t, int ring, int tiles,
         if (t == 0)
             mbar_arrive(b.v_empty(s));
     }
-    if (SCHED && t == 0)
+    if (t == 0)
         mbar_arrive(b.q_empty());
 }
 

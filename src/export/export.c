@@ -529,6 +529,7 @@ static void write_json(const best *b, FILE *out)
     fam->launch(&b->cfg, &b->shape, 0, &l);
     char sig[600];
     signature(&l, sig, sizeof sig);
+    const char *const *rule = grid_rule_of(fam, &l);
     for (int i = 0; i < fam->nparams; ++i)
         if (fattn_param_exported(&b->cfg, i)) {
             fprintf(out, "%s\"%s\": %d", first ? "" : ", ", fam->params[i].name, b->cfg.v[i]);
@@ -538,8 +539,7 @@ static void write_json(const best *b, FILE *out)
             "},\n  \"threads\": %u,\n  \"smem_bytes\": %d,\n  \"kernel\": {\"entry\": \"%s\", "
             "\"signature\": \"%s\", \"grid\": [\"%s\", \"%s\", \"%s\"], "
             "\"cluster\": [%u, 1, 1]",
-            l.threads, b->smem, fam->kernel_name, sig, grid_rule_of(fam, &l)[0], grid_rule_of(fam, &l)[1],
-            grid_rule_of(fam, &l)[2], l.cluster);
+            l.threads, b->smem, fam->kernel_name, sig, rule[0], rule[1], rule[2], l.cluster);
     if (needs_host_setup(&l))
         json_args(&l, out);
     fputs("},\n  \"kernel_hash\": ", out);
@@ -763,6 +763,7 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         const int zero[FATTN_MMA_NPARAMS] = {0}, *v = fam == &fattn_family_mma ? e->cfg.v : zero;
         fattn_launch l;
         fam->launch(&e->cfg, &e->shape, 0, &l);
+        const char *const *rule = grid_rule_of(fam, &l);
         fprintf(out, "    {%d, %d, %d, %d, %d, ", e->shape.batch, e->shape.heads, e->shape.seqlen, e->shape.head_dim,
                 e->shape.causal);
         fattn_c_string(out, e->arch);
@@ -774,8 +775,8 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         fputs(",\n     ", out);
         fattn_c_string(out, e->nvcc_full);
         fprintf(out, ", %lld, %lld,\n     \"%s\", \"%s\", \"%s\", {\"%s\", \"%s\", \"%s\"}, %u, %d},\n", e->study,
-                e->trial, fam->name, fam->kernel_file, fam->kernel_name, grid_rule_of(fam, &l)[0],
-                grid_rule_of(fam, &l)[1], grid_rule_of(fam, &l)[2], l.cluster, needs_host_setup(&l));
+                e->trial, fam->name, fam->kernel_file, fam->kernel_name, rule[0], rule[1], rule[2], l.cluster,
+                needs_host_setup(&l));
     }
     fputs("};\n\n", out);
     fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"

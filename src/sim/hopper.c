@@ -464,11 +464,11 @@ void sim_api_tma_store(fattn_sim_site s, const void *map, const int *coord, int 
     }
     /* Every element of O stored once over the launch (a persistent
      * schedule visits each tile once). */
-    const int64_t again = fattn_sim_tma_count_stores(
-        tm, coord, S->o_stores + ((const uint8_t *)tm->base - S->bufs[3].base) / 2); /* coord: as tma_coords took it */
+    const int64_t at = (const uint8_t *)tm->base - S->bufs[3].base; /* the map's first byte in O */
+    const int64_t again =
+        fattn_sim_tma_count_stores(tm, coord, S->o_stores + at / 2); /* coord: as tma_coords took it */
     if (again >= 0) {
-        const int64_t e = ((const uint8_t *)tm->base - S->bufs[3].base + again) / 2, d = S->l->head_dim,
-                      sq = S->l->seqlen;
+        const int64_t e = (at + again) / 2, d = S->l->head_dim, sq = S->l->seqlen;
         finding_in in = {
             .kind = FATTN_SIMK_OUTPUT_REWRITTEN, .t = t, .site = &s, .space = "global", .insn = insn, .other_thr = -1};
         sim_finding(&in,
