@@ -517,10 +517,21 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
     pv_retired(w, b, t, i, last, o, p);
 }
 
+/* True once every exp of the softmax has been summed: a row sum is never
+ * -1 (a sum of exps, or NaN, which passes too). The K slot's release
+ * guarded by it waits for the softmax, and so does the wait_group 0 that
+ * follows the release; unguarded, ptxas issued the release and the wait
+ * right after wait_group 1 (or 46 of 66 EX2 later, depending on the code
+ * around), and P V ran without the softmax under it. */
+__device__ __forceinline__ bool after_all(const float (&row_sum)[2])
+{
+    return row_sum[0] + row_sum[1] != -1.f;
+}
+
 /* One key tile i >= 1 with overlap: S(i) = Q K(i)^T issued, then O's
  * rescale and P(i-1) V(i-1); S(i) waited for alone (wait_group 1) and
- * softmax(i) run while P V runs; then P V waited for (wait_group 0) and
- * P(i) staged in place of P(i-1). */
+ * softmax(i) run while P V runs (K(i) released once it is done); then
+ * P V waited for (wait_group 0) and P(i) staged in place of P(i-1). */
 template <bool MASK>
 __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, int t, int i, float (&o)[HEAD_DIM / 2],
                                              float (&acc)[BLOCK_N / 2], unsigned (&p)[BLOCK_N / 16][4],
@@ -535,9 +546,9 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
     issue_pv(w, o, p, sp);
     turn_pass(w, false);
     wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
-    if (t == 0)
-        mbar_arrive(b.k_empty(s));
     softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
+    if (t == 0 && after_all(row_sum))
+        mbar_arrive(b.k_empty(s));
     wgmma_wait<0>(o);
     if (t == 0)
         mbar_arrive(b.v_empty(sp));

@@ -391,28 +391,25 @@ static void covering(void)
  * consumer loop per key tile, counted by lab/sass/count_loop.py on FA3
  * built from source with this toolkit's ptxas (lab/sass/README.md), and
  * with OVERLAP the least share of the tile's EX2 that must issue between
- * wait_group 1 and wait_group 0. The issue's bar is a half; ptxas 13.0
- * keeps 0.667 at 128 x 128 and 0.167 at 128 x 176 of what the PTX holds
- * there (docs/wgmma-family.md: what was tried), so the floor there is the
- * best reached, and a change that loses it fails. */
+ * wait_group 1 and wait_group 0. The issue's bar is a half (every OVERLAP
+ * kernel of the covering sample is held to it); at FA3's tiles the K
+ * slot's release, guarded by the softmax's row sums (after_all), holds
+ * wait_group 0 after every EX2, so they are held to all. */
 static const struct {
     const char *key;
     int causal, fa3;
     double min_ex2;
 } fa3_tiles[] = {
     {"wgmma-bm128-bn128-s2-rs1", 1, 469, 0},
-    {"wgmma-bm128-bn128-s2-rs1-ov1", 1, 469, 0.5},
+    {"wgmma-bm128-bn128-s2-rs1-ov1", 1, 469, 1},
     {"wgmma-bm128-bn176-s2-rs1", 0, 594, 0},
-    {"wgmma-bm128-bn176-s2-rs1-ov1", 0, 594, 0.16},
+    {"wgmma-bm128-bn176-s2-rs1-ov1", 0, 594, 1},
     /* and as FA3 runs them, the consumers taking turns */
-    {"wgmma-bm128-bn128-s2-rs1-ov1-pp1", 1, 469, 0.5},
-    {"wgmma-bm128-bn176-s2-rs1-ov1-pp1", 0, 594, 0.16},
-    /* and persistent, as FA3 runs them (lpt causal): no EX2 between the
-     * waits yet. ptxas 13.0 hoists wait_group 0 above the softmax once a
-     * slot and its parity come from the block's running key-tile count
-     * (with the count dropped, 46 of 66 stay between: docs/wgmma-family.md) */
-    {"wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc2", 1, 469, 0},
-    {"wgmma-bm128-bn176-s2-rs1-ov1-pp1-sc1", 0, 594, 0},
+    {"wgmma-bm128-bn128-s2-rs1-ov1-pp1", 1, 469, 1},
+    {"wgmma-bm128-bn176-s2-rs1-ov1-pp1", 0, 594, 1},
+    /* and persistent, as FA3 runs them (lpt causal) */
+    {"wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc2", 1, 469, 1},
+    {"wgmma-bm128-bn176-s2-rs1-ov1-pp1-sc1", 0, 594, 1},
 };
 
 /* lab/sass/count_loop.py's JSON of the main loop of a SASS file, or NULL. */
@@ -473,8 +470,9 @@ static cJSON *compiled_loop(const char *dir, const fattn_config *cfg, int d, int
  * whose descriptors and P addresses crowd the 63 uniform registers, ptxas
  * may move one through a vector register: one is tolerated there), with
  * OVERLAP one wait_group 1 and one wait_group 0 in the loop (without, two
- * wait_group 0), no local memory, and at FA3's tiles at most 1.03 times
- * FA3's instructions and the share of EX2 between the waits above. Run as
+ * wait_group 0) and at least half the tile's EX2 between them, no local
+ * memory, and at FA3's tiles at most 1.03 times FA3's instructions and the
+ * share of EX2 between the waits above. Run as
  * `test_family_wgmma sass` (meson test family-wgmma-sass, in the scripts
  * suite: not run under the sanitizers, whose run it would only lengthen). */
 static void sass_loop(void)
@@ -526,6 +524,7 @@ static void sass_loop(void)
             CHECK_INT(count_of(m, "wait_group_1"), ov ? 1 : 0);
             CHECK_INT(count_of(m, "wait_group_0"), ov ? 1 : 2);
             CHECK_INT(count_of(m, "LDL") + count_of(m, "STL"), 0);
+            CHECK(!ov || (ex2 > 0 && 2 * between >= ex2));
             int fa3 = 0;
             double min_ex2 = 0;
             for (size_t k = 0; k < nfa3; ++k)
@@ -560,10 +559,12 @@ static void sass_loop(void)
 /* What the SASS checks catch, planted at FA3's 128 x 128 causal tile with
  * OVERLAP: the warpgroup index not read from lane 0 (ptxas no longer knows
  * it uniform: the descriptors go through vector registers, R2UR in the
- * loop), and S(i) waited for with wait_group 0 (no wait_group 1, no EX2
- * between the waits). Where the source puts wait_group 0 does not decide
- * the SASS: moved before the softmax it leaves the same loop, 44 of 66 EX2
- * between the waits (ptxas schedules the wait). */
+ * loop); S(i) waited for with wait_group 0 (no wait_group 1, no EX2
+ * between the waits); and the K slot's release not guarded by the row
+ * sums (after_all): ptxas then issues the release and wait_group 0 right
+ * after wait_group 1, and P V runs alone (fewer than half the EX2 between
+ * the waits). Where the source puts wait_group 0 does not decide the SASS:
+ * ptxas schedules the wait, and only a data dependence holds it. */
 static void sass_plants(void)
 {
     fattn_config c;
@@ -579,6 +580,12 @@ static void sass_plants(void)
     j = dir ? compiled_loop(dir, &c, 128, 1) : NULL;
     m = cJSON_GetObjectItemCaseSensitive(j, "main");
     CHECK(m && count_of(m, "wait_group_1") == 0);
+    cJSON_Delete(j);
+    dir =
+        t_family_plant(wg, tmp_root, "sass-unguarded", "    if (t == 0 && after_all(row_sum))\n", "    if (t == 0)\n");
+    j = dir ? compiled_loop(dir, &c, 128, 1) : NULL;
+    m = cJSON_GetObjectItemCaseSensitive(j, "main");
+    CHECK(m && 2 * count_of(m, "ex2_between_waits") < count_of(m, "MUFU.EX2"));
     cJSON_Delete(j);
 }
 
@@ -600,12 +607,11 @@ typedef struct plant {
 #define SC2        "wgmma-bm128-bn64-s2-rs1-ov1-sc2"
 
 /* overlap_step's waits and releases, as the kernel has them and planted */
-#define OV_WAITS                                                                                                       \
-    "    if (t == 0)\n        mbar_arrive(b.k_empty(s));\n    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, "   \
-    "corr);\n    wgmma_wait<0>(o);\n    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n"
-#define OV_WAITS_V_AT_1                                                                                                \
-    "    if (t == 0) {\n        mbar_arrive(b.k_empty(s));\n        mbar_arrive(b.v_empty(sp));\n    }\n"              \
-    "    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);\n    wgmma_wait<0>(o);\n"
+#define OV_SOFTMAX                                                                                                     \
+    "    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);\n    if (t == 0 && after_all(row_sum))\n"         \
+    "        mbar_arrive(b.k_empty(s));\n    wgmma_wait<0>(o);\n"
+#define OV_WAITS        OV_SOFTMAX "    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n"
+#define OV_WAITS_V_AT_1 "    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n" OV_SOFTMAX
 #define OV_P_STAGE                                                                                                     \
     "    wgmma_wait<0>(o);\n    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n    stage_p(w, acc, p);\n"
 #define OV_P_STAGE_EARLY                                                                                               \
