@@ -28,6 +28,13 @@ kernel's output disagrees with PyTorch's math backend beyond atol = rtol =
     fattn-tune export --study N --format cubin -o best.cubin
     python3 scripts/compare_sdpa.py --json best.json --cubin best.cubin --n 100
 
+Variants (`--variant JSON:CUBIN`, repeatable; `fattn-tune export --study N
+--config KEY`, no confirmation needed): other configurations of the same
+shape, timed in the same rounds as more backends, "fattn-tune KEY", each with
+its ratio to the best: an ablation measured interleaved in one process (the
+wgmma stage of scripts/device-check.sh switches each of the best's OVERLAP,
+PINGPONG and SCHED back). Their numerics are checked like the best's.
+
 One process for many pairs (PyTorch and CUDA start once; the speed stage of
 scripts/device-check.sh): `--serve` reads lines "JSON CUBIN" from standard
 input and answers each with "done STATUS" on standard output once its table
@@ -272,6 +279,9 @@ def main():
                     "from standard input, compare each as --json and --cubin would, and answer each with one "
                     "line 'done STATUS' on standard output (the tables go to --markdown and the log to standard "
                     "error); ends at end of input")
+    ap.add_argument("--variant", action="append", default=[], metavar="JSON:CUBIN",
+                    help="another configuration of the same shape (fattn-tune export --config KEY, as json and "
+                    "cubin), timed beside the others as backend 'fattn-tune KEY'; repeatable")
     ap.add_argument("--n", type=int, default=100, help="timed graph replays per backend (default 100)")
     ap.add_argument("--reps", type=int, default=20, help="calls per CUDA graph (default 20)")
     ap.add_argument("--warmup", type=int, default=5, help="graph replays before sampling (default 5)")
@@ -288,8 +298,8 @@ def main():
                     "scripts/speed_table.py turns such lines into the issue-5 table")
     a = ap.parse_args()
     if a.serve:
-        if a.json or a.cubin:
-            ap.error("--serve reads its pairs from standard input: no --json or --cubin")
+        if a.json or a.cubin or a.variant:
+            ap.error("--serve reads its pairs from standard input: no --json, --cubin or --variant")
         out = sys.stdout
         sys.stdout = sys.stderr  # the tables and notes; standard output carries the answers only
         for line in sys.stdin:
@@ -308,6 +318,9 @@ def main():
         return 0
     if not a.json or not a.cubin:
         ap.error("expected --json and --cubin, or --serve")
+    for v in a.variant:
+        if ":" not in v:
+            ap.error(f"--variant {v!r}: expected JSON:CUBIN")
     return compare(a, a.json, a.cubin)
 
 
@@ -363,9 +376,24 @@ def compare(a, json_path, cubin_path):
     torch.zeros(1, device=dev)  # the runtime's primary context is current on this thread from here
     kern = FattnKernel(drv, cubin, desc, props.multi_processor_count)
 
-    def fattn(i):
-        q, k, v = sets[i % nsets]
-        kern(q, k, v, out, torch.cuda.current_stream().cuda_stream)
+    def launcher(kernel):
+        def call(i):
+            q, k, v = sets[i % nsets]
+            kernel(q, k, v, out, torch.cuda.current_stream().cuda_stream)
+        return call
+
+    fattn = launcher(kern)
+    variants = []  # (backend name, launcher): the --variant configurations
+    for v in a.variant:
+        vjson, _, vcubin = v.partition(":")
+        with open(vjson) as f:
+            vdesc = json.load(f)
+        if vdesc["shape"] != desc["shape"]:
+            print(f"compare_sdpa.py: --variant {vjson}: shape {vdesc['shape']} is not {json_path}'s "
+                  f"{desc['shape']}", file=sys.stderr)
+            return 1
+        variants.append((f"fattn-tune {vdesc['config_key']}",
+                         launcher(FattnKernel(drv, open(vcubin, "rb").read(), vdesc, props.multi_processor_count))))
 
     def sdpa(backend):
         def call(i):
@@ -374,18 +402,24 @@ def compare(a, json_path, cubin_path):
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         return call
 
-    backends = [("fattn-tune", fattn), ("torch flash", sdpa(SDPBackend.FLASH_ATTENTION)),
+    backends = [("fattn-tune", fattn)] + variants + [("torch flash", sdpa(SDPBackend.FLASH_ATTENTION)),
                 ("torch efficient", sdpa(SDPBackend.EFFICIENT_ATTENTION)),
                 ("torch cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))]
 
-    # Numerics of the loaded kernel against PyTorch's math backend in fp32.
+    # Numerics of the loaded kernels against PyTorch's math backend in fp32.
     q, k, v = sets[0]
-    fattn(0)
-    torch.cuda.synchronize()
     ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
-    err = (out.float() - ref).abs()
-    bad = int((err > 1e-2 + 1e-2 * ref.abs()).sum().item()) + int((~torch.isfinite(out)).sum().item())
-    max_err = float(err.max().item())
+    bad, max_err = 0, 0.0
+    for name, fn in [("fattn-tune", fattn)] + variants:
+        out.fill_(float("nan"))
+        fn(0)
+        torch.cuda.synchronize()
+        err = (out.float() - ref).abs()
+        n_bad = int((err > 1e-2 + 1e-2 * ref.abs()).sum().item()) + int((~torch.isfinite(out)).sum().item())
+        if n_bad:
+            print(f"compare_sdpa.py: {name}: {n_bad} elements outside 1e-2 + 1e-2 |r|", file=sys.stderr)
+        bad += n_bad
+        max_err = max(max_err, float(err.nan_to_num(float("inf")).max().item()))
 
     graphs, skipped = [], []
     for name, fn in backends:
@@ -464,8 +498,8 @@ def compare(a, json_path, cubin_path):
                      + "; ".join(f"{name} {r:.3f} (forward {f:.3f}, {(r / f - 1) * 100:+.1f}%)"
                                  for name, (f, r, _) in order.items())
                      + f": {'agree within' if order_ok else 'DISAGREE beyond'} {a.order_tolerance * 100:.0f}%.")
-    lines.append(f"Numerics of the loaded kernel vs torch math (fp32): max |o - r| = {max_err:.3g}, "
-                 f"{bad} elements outside 1e-2 + 1e-2 |r|.")
+    lines.append(f"Numerics of the loaded kernel{'s' if variants else ''} vs torch math (fp32): max |o - r| = "
+                 f"{max_err:.3g}, {bad} elements outside 1e-2 + 1e-2 |r|.")
     lines.append("")
     text = "\n".join(lines)
     print(text)

@@ -20,10 +20,15 @@
 #   scripts/device-cache.sh                              # small
 #   scripts/device-cache.sh 4,16,2048,128:causal          # large-causal
 #   scripts/device-cache.sh --speed                      # the speed stage's
+#   scripts/device-cache.sh --wgmma                      # the wgmma stage's
 #
 # --speed: search/space-speed.json with --smem-limit max at D = 64 and 128,
 # causal and not (the four kernels the speed stage's twelve pairs compile:
 # S, B and H are run-time arguments).
+#
+# --wgmma: search/space-wgmma-v2.json with --smem-limit max at 4,16,2048,128
+# causal and not (the wgmma stage's two searches; its database takes the
+# cache from results/device.db).
 #
 # FATTN_CHECK_FILTER=EXPR compiles only the configurations matching (as it
 # narrows device-check.sh's searches).
@@ -39,6 +44,10 @@ if [ "${1:-}" = --speed ]; then
     space=(--space search/space-speed.json) limits=(--smem-limit max)
     shift
     [ $# -gt 0 ] || set -- 1,8,512,64 1,8,512,64:causal 4,16,2048,128 4,16,2048,128:causal
+elif [ "${1:-}" = --wgmma ]; then
+    space=(--space search/space-wgmma-v2.json) limits=(--smem-limit max)
+    shift
+    [ $# -gt 0 ] || set -- 4,16,2048,128 4,16,2048,128:causal
 fi
 [ $# -gt 0 ] || set -- 2,8,512,64
 for study in "$@"; do

@@ -31,17 +31,23 @@
 #                 then each primitive mode of kernels/fattn_prim_sm90_test.cu
 #                 in its own launch under a 2 s watchdog, bit for bit against
 #                 the simulator: one table row a mode
-#   wgmma         issue 37: the wgmma family in order, the first failure
-#                 stopping the rest: the primitives bit for bit, every tensor
-#                 map of search/space-wgmma.json through the driver, the
-#                 simplest configuration with bounded waits (1,1,64,64, then
-#                 1,2,130,{64,128} causal and not), the covering sample's
-#                 numerics in the worker (1 s watchdog; those a gate refuses
-#                 counted), memcheck on two configurations, a search of
-#                 4,16,2048,128 ($FATTN_WGMMA_BUDGET, default 90s), confirm
-#                 --n 100 against cuDNN, ncu on the best ($OUT/ncu-wgmma.txt,
-#                 the tensor pipes' activity), compare_sdpa.py; the SM clock
-#                 and power from the search on ($OUT/gpu-clocks.csv)
+#   wgmma         issues 37 and 51 (scripts/device-stages/wgmma.sh): the
+#                 wgmma family in order, the first failure stopping the rest:
+#                 the primitives bit for bit, every tensor map of
+#                 search/space-wgmma.json through the driver, the simplest
+#                 configuration with bounded waits (1,1,64,64, then
+#                 1,2,130,{64,128} causal and not), the persistent schedules
+#                 with every block looping, the covering sample's numerics in
+#                 the worker (1 s watchdog; those a gate refuses counted),
+#                 memcheck on three configurations, exhaustive searches of
+#                 4,16,2048,128 causal and not over search/space-wgmma-v2.json
+#                 (the compile cache of scripts/device-cache.sh --wgmma when
+#                 carried), confirm --n 100 of each, ncu on the non-causal
+#                 best ($OUT/ncu-wgmma.txt, the tensor pipes' activity), and
+#                 per shape compare_sdpa.py beside PyTorch with the ablation
+#                 (the best with OVERLAP, PINGPONG and SCHED each switched,
+#                 interleaved); the SM clock and power from the searches on
+#                 ($OUT/gpu-clocks.csv)
 #   family        issue 36: the second kernel family (tmacopy, O = V through
 #                 TMA with tensor maps built per input set): exhaustive search
 #                 at 2,8,512,64 and the tail shape 2,8,500,128 (every trial
@@ -211,7 +217,7 @@ estimate() {
     env) echo "15 version queries" ;;
     hopper) echo "60 140 tensor maps encoded, 19 primitive launches (an NVRTC compile a process)" ;;
     family) echo "60 two exhaustive searches of 6 tmacopy configurations, confirm --n 30, an export" ;;
-    wgmma) echo "$((60 + 5 + 5 * est_bench_s + 36 * est_bench_s + 2 * est_sanitize_s + $(fattn_duration_s "${FATTN_WGMMA_BUDGET:-90s}") + 60 + 60 + 60)) the primitives, the maps, 5 bounded runs, 36 covering cases, 2 memchecks, a search, confirm, ncu, compare" ;;
+    wgmma) wgmma_estimate ;;
     tests) echo "60 GPU test programs (the engine across 16 shapes) and a 4-configuration fault search" ;;
     small | small-causal)
         a=$([ "$1" = small ] && echo 0 || echo 1)
@@ -451,155 +457,9 @@ stage_family() {
     say ""
 }
 
-# Issue 37: the wgmma family (warp-specialised wgmma + TMA attention) on
-# the GPU, one ordered list whose first failure stops the rest with its log:
-# the primitives bit for bit, every tensor map of the family's space through
-# the driver, the simplest configuration with bounded mbarrier waits at
-# 1,1,64,64 and then 1,2,130,{64,128} causal and not, the covering sample's
-# numerics in the worker under a 1 s kernel watchdog, memcheck on two
-# configurations, a search of 4,16,2048,128, confirm --n 100 against cuDNN,
-# Nsight Compute on the best, and compare_sdpa.py beside PyTorch (last: its
-# check that confirm's median agrees within 10% stopped the H200 session of
-# 2026-11-28 before ncu, the GPU's clock lower in confirm).
-wgmma_space=$root/search/space-wgmma.json
-wgmma_simple=wgmma-bm128-bn128-s2-rs1
-# shellcheck disable=SC2317 # called through first_step's "$@"
-wgmma_bench() { # KEY SHAPE CAUSAL [OPTION...]
-    local key=$1 shape=$2 causal=$3
-    shift 3
-    bench_ok "" "$key" --space "$wgmma_space" --shape "$shape" $(causal_flag "$causal") --smem-limit max "$@"
-}
-# shellcheck disable=SC2317
-wgmma_covering() {
-    local key shape causal n=0 list
-    list=$("$tool" check --covering --space "$wgmma_space" --arch "$arch" --list) || return 1
-    # FATTN_WGMMA_CASES: the first N cases only (the dry run's plumbing test)
-    [ -z "${FATTN_WGMMA_CASES:-}" ] || list=$(head -n "$FATTN_WGMMA_CASES" <<<"$list")
-    # The sample holds every pair a kernel can tile (the simulator runs
-    # them all); the GPU runs what the static and post-compile gates let
-    # through (register_budget refuses some), and the refused are counted.
-    local out refused=0
-    while read -r key shape causal; do
-        if out=$(wgmma_bench "$key" "$shape" "$([ "$causal" = causal ] && echo 1 || echo 0)" \
-            --samples 3 --kernel-timeout 1s 2>&1); then
-            n=$((n + 1))
-        elif grep -q 'is rejected by the [a-z_]* gate' <<<"$out"; then
-            refused=$((refused + 1))
-        else
-            printf '%s\n' "$out"
-            echo "covering case $key at $shape $causal failed"
-            return 1
-        fi
-        printf '%s\n' "$out"
-    done <<<"$list"
-    echo "$n covering cases verified, $refused refused by a gate"
-}
-# shellcheck disable=SC2317
-wgmma_search() { # DB
-    "$tool" search --space "$wgmma_space" --arch "$arch" --shape 4,16,2048,128 --smem-limit max \
-        --budget "${FATTN_WGMMA_BUDGET:-90s}" --db "$1" $(timing_for 4,16,2048,128) || return 1
-    [ "$(sql "$1" "SELECT count(*) FROM trials WHERE status = 'ok'")" -gt 0 ] || { echo "no trial measured"; return 1; }
-}
-# shellcheck disable=SC2317
-wgmma_compare() { # DB STUDY: its exported cubin beside PyTorch SDPA (tensor maps built by compare_sdpa.py)
-    "$tool" export --db "$1" --study "$2" --format json -o "$OUT/best-wgmma.json" &&
-        "$tool" export --db "$1" --study "$2" --format cubin -o "$OUT/best-wgmma.cubin" &&
-        python3 "$root/scripts/compare_sdpa.py" --json "$OUT/best-wgmma.json" --cubin "$OUT/best-wgmma.cubin" \
-            --n 100 --markdown "$report"
-}
-# shellcheck disable=SC2317
-wgmma_ncu() { # KEY
-    if [ -n "${FATTN_WORKER_HOOK:-}" ] || ! command -v ncu >/dev/null; then
-        echo "skipped: no ncu or no GPU (fake engine)"
-        return 0
-    fi
-    local bench=("$tool" bench "$1" --space "$wgmma_space" --arch "$arch" --shape 4,16,2048,128 --smem-limit max
-        --samples 1 --reps 1 --warmup 1 --timing-sets 2 --db "$work/device-bench.db")
-    ncu --target-processes all -k regex:fattn_wgmma -c 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
-        --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
-        --section MemoryWorkloadAnalysis "${bench[@]}" >"$OUT/ncu-wgmma.txt" 2>&1 || return 1
-    # The tensor pipes' activity (issue 51's bar: 70% of peak at this
-    # shape), HMMA and GMMA alike, in a run of its own: a metric name this
-    # ncu lacks fails only this one. ncu locks the clocks at base.
-    ncu --target-processes all -k regex:fattn_wgmma -c 1 \
-        --metrics 'regex:^sm__pipe_tensor_op_[a-z]*_cycles_active\.avg\.pct_of_peak_sustained_(active|elapsed)$' \
-        "${bench[@]}" >>"$OUT/ncu-wgmma.txt" 2>&1 || echo "ncu: the tensor-pipe metrics failed (see \$OUT/ncu-wgmma.txt)"
-    grep -E 'sm__pipe_tensor_op|Duration|Compute \(SM\) Throughput|Registers Per Thread' "$OUT/ncu-wgmma.txt"
-}
-
-# gpu_clocks_start / gpu_clocks_stop: the SM clock, power and temperature
-# every 200 ms into $OUT/gpu-clocks.csv (the H200 session of 2026-11-28
-# measured the same kernels 12% slower in confirm, after a 90 s search,
-# than in the search and in compare_sdpa.py: both sides of confirm alike).
-gpu_clocks_pid=
-gpu_clocks_start() {
-    [ -z "${FATTN_WORKER_HOOK:-}" ] && command -v nvidia-smi >/dev/null || return 0
-    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-        --format=csv -lms 200 >>"$OUT/gpu-clocks.csv" 2>/dev/null &
-    gpu_clocks_pid=$!
-}
-gpu_clocks_stop() {
-    [ -n "$gpu_clocks_pid" ] || return 0
-    kill "$gpu_clocks_pid" 2>/dev/null
-    wait "$gpu_clocks_pid" 2>/dev/null
-    gpu_clocks_pid=
-    # Each step's span in the log, for reading the clocks against the steps.
-    awk -F', ' 'NR > 1 && $2 + 0 > 0 { n++; s += $2; if (!lo || $2 + 0 < lo) lo = $2 + 0; if ($2 + 0 > hi) hi = $2 + 0 }
-        END { if (n) printf "SM clock over %d samples: mean %.0f MHz, %d-%d\n", n, s / n, lo, hi }' "$OUT/gpu-clocks.csv"
-}
-
-stage_wgmma() {
-    say "## The wgmma family (issue 37): warp-specialised wgmma + TMA attention"
-    say ""
-    say "| step | result | seconds |"
-    say "|---|---|---|"
-    local db=$work/wgmma.db st best wb=-wb4000000
-    rm -f "$db" "$db"-*
-    first_step "the Hopper primitives bit for bit (test_sim_prims_sm90 --gpu)" "$build/tests/test_sim_prims_sm90" --gpu &&
-        first_step "every tensor map of the family's space through the driver (test_tmap --gpu)" \
-            "$build/tests/test_tmap" --gpu &&
-        first_step "$wgmma_simple, bounded waits, 1,1,64,64" \
-            wgmma_bench "$wgmma_simple$wb" 1,1,64,64 0 --samples 3 --kernel-timeout 2s &&
-        first_step "the same at 1,2,130,64" wgmma_bench "$wgmma_simple$wb" 1,2,130,64 0 --samples 3 --kernel-timeout 2s &&
-        first_step "the same at 1,2,130,64 causal" \
-            wgmma_bench "$wgmma_simple$wb" 1,2,130,64 1 --samples 3 --kernel-timeout 2s &&
-        first_step "the same at 1,2,130,128" wgmma_bench "$wgmma_simple$wb" 1,2,130,128 0 --samples 3 --kernel-timeout 2s &&
-        first_step "the same at 1,2,130,128 causal" \
-            wgmma_bench "$wgmma_simple$wb" 1,2,130,128 1 --samples 3 --kernel-timeout 2s &&
-        first_step "the covering sample in the worker (1 s kernel watchdog)" wgmma_covering &&
-        { if [ -n "${FATTN_WORKER_HOOK:-}" ] || ! command -v compute-sanitizer >/dev/null; then
-            say "| compute-sanitizer memcheck | skipped: no compute-sanitizer or no GPU (fake engine) | 0 |"
-        else
-            first_step "memcheck $wgmma_simple at 1,2,130,128 causal" \
-                sanitize memcheck "$wgmma_simple" 1,2,130,128 1 --space "$wgmma_space" --smem-limit max &&
-                first_step "memcheck wgmma-bm192-bn80-s2-rs0 at 2,1,257,64" \
-                    sanitize memcheck wgmma-bm192-bn80-s2-rs0 2,1,257,64 0 --space "$wgmma_space" --smem-limit max
-        fi; } &&
-        { gpu_clocks_start; :; } &&
-        first_step "search of 4,16,2048,128 (${FATTN_WGMMA_BUDGET:-90s})" wgmma_search "$db" &&
-        st=$(sql "$db" "SELECT max(id) FROM studies") &&
-        best=$(sql "$db" "SELECT config_key FROM trials WHERE study_id = $st AND status = 'ok' ORDER BY median_us LIMIT 1") &&
-        first_step "confirm --n 100 of $best against cuDNN" "$tool" confirm --db "$db" --study "$st" --n 100 &&
-        first_step "Nsight Compute on $best (\$OUT/ncu-wgmma.txt)" wgmma_ncu "$best" &&
-        { if [ -n "${FATTN_WORKER_HOOK:-}" ]; then
-            say "| compare_sdpa.py | skipped: no GPU (fake engine) | 0 |"
-        else
-            first_step "compare_sdpa.py beside PyTorch's flash and cuDNN" wgmma_compare "$db" "$st"
-        fi; } &&
-        { say ""; ok "wgmma: every step held"; } &&
-        "$root/scripts/hw-record.sh" "$tool" "$wgmma_space" \
-            "the wgmma stage: the Hopper primitives bit for bit, the covering sample, a search and a confirm"
-    [ -z "$gpu_clocks_pid" ] || say "$(gpu_clocks_stop)"
-    say ""
-    if [ -n "${st:-}" ]; then
-        say "Search of 4,16,2048,128 (study $st), the ten fastest:"
-        say ""
-        sql "$db" "SELECT config_key, round(median_us, 2) AS median_us, round(tflops, 1) AS tflops, registers, smem_dynamic AS smem
-                   FROM trials WHERE study_id = $st AND status = 'ok' ORDER BY median_us LIMIT 10" |
-            { echo "config_key,median_us,tflops,registers,smem"; cat; } | md_table >>"$report"
-        say ""
-    fi
-}
+# The wgmma stage (issues 37 and 51): its own file.
+# shellcheck source=scripts/device-stages/wgmma.sh
+. "$root/scripts/device-stages/wgmma.sh"
 
 stage_tests() {
     say "## GPU tests"

@@ -15,8 +15,9 @@
 # The speed table of every seed shape (issue 33), its cache made with
 # `scripts/device-cache.sh --speed`:
 #   run(command="FATTN_SESSION_STAGES=speed scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
-# The wgmma family (issue 37), its ordered steps after first:
-#   run(command="FATTN_SESSION_STAGES=wgmma scripts/device-session.sh", carry=["build-device"], timeout_s=600)
+# The wgmma family (issues 37 and 51), its ordered steps after first, the
+# cache of its two searches made with `scripts/device-cache.sh --wgmma`:
+#   run(command="FATTN_SESSION_STAGES=wgmma scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
 #
 # Order: first (the first questions; when one fails, the rest of the time
 # goes to env, tests and diagnostics for an offline fix, and nothing else

@@ -29,11 +29,19 @@ import sys
 
 ABBREV = {"bm": "BLOCK_M", "bn": "BLOCK_N", "bk": "BLOCK_K", "w": "NUM_WARPS", "s": "STAGES", "u": "UNROLL",
           "cp": "CP_ASYNC", "sw": "SWIZZLE", "h": "HALF2", "kv": "SPLIT_KV", "qr": "Q_REGS", "pad": "PAD_BYTES",
-          "cm": "COPY_COLMAJOR"}
+          "cm": "COPY_COLMAJOR", "rs": "PV_RS", "ov": "OVERLAP", "pp": "PINGPONG", "sc": "SCHED", "cl": "CLUSTER"}
+# The optional tunables a configuration key leaves out at their default
+# (src/family/*.c: a parameter marked optional is named only when it
+# differs): a key without "ov" is OVERLAP=0.
+DEFAULTS = {"SPLIT_KV": 1, "Q_REGS": 0, "PAD_BYTES": 0, "COPY_COLMAJOR": 0, "OVERLAP": 0, "PINGPONG": 0, "SCHED": 0,
+            "CLUSTER": 1}
 
 
 def read_landscape(path):
-    """(header dict, [(key, median_us)] of the measured configurations)."""
+    """(header dict, [(key, median_us)] of the measured configurations): a
+    landscape (fattn-tune query landscape: "# name: value" lines, then key,
+    status, ..., median_us) or a trials table (config_key, status, ...,
+    median_us; its file name stands for the shape)."""
     header, lines = {}, []
     with open(path) as f:
         for line in f:
@@ -42,15 +50,19 @@ def read_landscape(path):
                 header[k] = v
             else:
                 lines.append(line)
-    ok = [(r["key"], float(r["median_us"])) for r in csv.DictReader(lines)
+    if not header:
+        header["shape"] = path
+    ok = [(r.get("key") or r.get("config_key"), float(r["median_us"])) for r in csv.DictReader(lines)
           if r.get("status") == "ok" and r.get("median_us")]
     if not ok:
         raise ValueError(f"{path}: no measured configuration")
     return header, ok
 
 
-def params_of(key):
-    out = {}
+def params_of(key, names):
+    """The tunables of a configuration key, those of `names` it leaves out
+    at their default."""
+    out = {n: DEFAULTS[n] for n in names if n in DEFAULTS}
     for m in re.finditer(r"([a-z]+)(\d+)", key):
         if m.group(1) not in ABBREV:
             raise ValueError(f"configuration key '{key}': unknown tunable '{m.group(1)}'")
@@ -85,13 +97,13 @@ def main():
         best = min(m for _, m in ok)
         near = [(k, m) for k, m in ok if m <= (1 + a.threshold) * best]
         for k, _ in near:
-            for n, v in params_of(k).items():
+            for n, v in params_of(k, names).items():
                 if n in values:
                     values[n].add(v)
         best_key = min(ok, key=lambda x: x[1])[0]
-        notes.append(f"{header.get('shape', '?')}{' causal' if header.get('causal') == '1' else ''} on "
-                     f"{header.get('device', '?')}: best {best_key} {best:.1f} us, {len(near)} of {len(ok)} "
-                     f"measured within {a.threshold:.0%}")
+        on = f" on {header['device']}" if header.get("device") else ""
+        notes.append(f"{header.get('shape', '?')}{' causal' if header.get('causal') == '1' else ''}{on}: "
+                     f"best {best_key} {best:.1f} us, {len(near)} of {len(ok)} measured within {a.threshold:.0%}")
     out = {}
     for n in names:
         if n in keep:
@@ -112,7 +124,11 @@ def main():
                       for n in keep)
             + f"The gates take what cannot run. {' x '.join(str(len(v)) for v in out.values())} = {size:,} "
             f"configurations.")
-    json.dump({"description": desc, "parameters": out}, sys.stdout, indent=2)
+    space = {"description": desc}
+    if "family" in base:
+        space["family"] = base["family"]
+    space["parameters"] = out
+    json.dump(space, sys.stdout, indent=2)
     print()
 
 

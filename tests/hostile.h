@@ -488,10 +488,10 @@ static inline void hostile_render(fattn_store *s, hostile_outputs *o)
         FILE *f = open_memstream(&o->text[i], &len);
         int rc = FATTN_EFAIL;
         switch (i) {
-        case HOSTILE_HEADER: rc = fattn_export_best(s, 1, FATTN_EXPORT_HEADER, f); break;
+        case HOSTILE_HEADER: rc = fattn_export_best(s, 1, NULL, FATTN_EXPORT_HEADER, f); break;
         case HOSTILE_DISPATCH: rc = fattn_export_dispatch(s, both, 2, f); break;
         case HOSTILE_REPORT: rc = fattn_report_write(s, both, 2, f); break;
-        case HOSTILE_JSON: rc = fattn_export_best(s, 1, FATTN_EXPORT_JSON, f); break;
+        case HOSTILE_JSON: rc = fattn_export_best(s, 1, NULL, FATTN_EXPORT_JSON, f); break;
         case HOSTILE_T4: rc = fattn_export_t4(s, 1, f); break;
         case HOSTILE_TABLE: {
             sqlite3_stmt *st;

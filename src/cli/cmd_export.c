@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "export/export.h"
+#include "space/params.h"
 #include "util/err.h"
 #include "util/fs.h"
 
@@ -17,6 +18,7 @@
 
 static const char help[] =
     "usage: fattn-tune export [--study N] [--format header|json|cubin|t4] [-o FILE] [--kernel FILE.cu]\n"
+    "       fattn-tune export --study N --config KEY [--format header|json|cubin] [-o FILE]\n"
     "       fattn-tune export --study N --study M ... [-o FILE]\n"
     "\n"
     "Writes a study's best configuration (default: the latest study): the configuration its\n"
@@ -34,6 +36,9 @@ static const char help[] =
     "\n"
     "  --study N            study id (see fattn-tune query studies); repeat it to export several\n"
     "                       studies (shapes) into one header with a table and fattn_tuned_lookup()\n"
+    "  --config KEY         not the best: configuration KEY (a key or NAME=VALUE,...) as the study\n"
+    "                       measured it, its fastest timed trial there (a tunable's effect beside the\n"
+    "                       best, e.g. for scripts/compare_sdpa.py --variant)\n"
     "  --format FMT         header (default), json, cubin (the exact compiled kernel that was measured,\n"
     "                       from the compile cache; needs -o), or t4 (every trial in the T4 results\n"
     "                       format of Kernel Tuner and KTT)\n"
@@ -56,6 +61,7 @@ typedef struct export_opts {
     int format;
     const char *output, *kernel;
     int allow_kernel;
+    char config[FATTN_KEY_MAX]; /* --config, canonical; "" for the best */
 } export_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -82,6 +88,13 @@ static int handle(void *ctx, int opt, const char *arg)
     case 'o':
     case OPT_OUTPUT: o->output = arg; return FATTN_OK;
     case OPT_KERNEL: o->kernel = arg; return FATTN_OK;
+    case OPT_CONFIG: {
+        fattn_config cfg;
+        if (fattn_config_parse(arg, "--config", &cfg))
+            return FATTN_EUSAGE;
+        fattn_config_key(&cfg, o->config);
+        return FATTN_OK;
+    }
     case OPT_ALLOW_KERNEL_CHANGE: o->allow_kernel = 1; return FATTN_OK;
     }
     return FATTN_EUSAGE;
@@ -95,6 +108,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
+        {"config", required_argument, NULL, OPT_CONFIG},
         {NULL, 0, NULL, 0},
     };
     export_opts o = {.format = FATTN_EXPORT_HEADER};
@@ -115,6 +129,9 @@ int cmd_export(int argc, char **argv, cli_common *c)
                            o.format == FATTN_EXPORT_JSON    ? "json"
                            : o.format == FATTN_EXPORT_CUBIN ? "cubin"
                                                             : "t4");
+    if (o.config[0] && (o.nstudies > 1 || o.format == FATTN_EXPORT_T4 || o.kernel))
+        return fattn_error(FATTN_EUSAGE, "--config exports one configuration of one study as a header, json or "
+                                         "cubin (no --kernel, t4 or several --study)");
     if (o.kernel && o.nstudies > 1)
         return fattn_error(FATTN_EUSAGE, "--kernel writes one configuration's kernel; give one --study");
     if (o.allow_kernel && !o.kernel)
@@ -146,7 +163,8 @@ int cmd_export(int argc, char **argv, cli_common *c)
                                             c->quiet ? NULL : stderr)))
         rc = fattn_export_kernel(s, o.nstudies ? o.studies[0] : 0, &src, kout.f);
     if (!rc)
-        rc = fattn_export_write(s, o.studies, o.nstudies, o.format, out.f);
+        rc = o.config[0] ? fattn_export_best(s, o.nstudies ? o.studies[0] : 0, o.config, o.format, out.f)
+                         : fattn_export_write(s, o.studies, o.nstudies, o.format, out.f);
     /* Both written whole before either replaces its file; with an error,
      * both temporaries go. */
     rc = fattn_outfile_close(&kout, rc);

@@ -97,14 +97,18 @@ static int load_confirmation(fattn_store *s, best *b)
     return r == SQLITE_ROW || r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read confirmations");
 }
 
-static int load_best(fattn_store *s, long long study, best *b)
+/* Study `study`'s best configuration into b; with `want` (a canonical key),
+ * that configuration's fastest timed trial instead. */
+static int load_best(fattn_store *s, long long study, const char *want, best *b)
 {
     sqlite3_stmt *st;
     char *key = NULL;
     memset(b, 0, sizeof *b);
-    int confirmed = confirmed_key(s, study, &key);
+    int confirmed = want ? 0 : confirmed_key(s, study, &key);
     if (confirmed < 0)
         return confirmed;
+    if (want)
+        key = fattn_xstrdup(want);
     if (fattn_store_read(s, FATTN_READ_BEST, &(fattn_read_args){.id = study, .text = key}, &st)) {
         free(key);
         return FATTN_EFAIL;
@@ -115,6 +119,11 @@ static int load_best(fattn_store *s, long long study, best *b)
         sqlite3_finalize(st);
         if (r != SQLITE_DONE)
             return fattn_store_fail(s, "cannot read trials");
+        if (want)
+            return fattn_error(FATTN_EFAIL,
+                               "study %lld has no timed trial of %s (fattn-tune query trials --study %lld lists "
+                               "what it has)",
+                               study, want, study);
         return fattn_error(FATTN_EFAIL,
                            "study %lld has no timed trial: nothing to export yet (trials are timed by "
                            "fattn-tune search on a GPU, or without one by search --evaluator replay:FILE from a "
@@ -574,20 +583,21 @@ static int write_cubin(fattn_store *s, const best *b, FILE *out)
     return rc;
 }
 
-/* The best configuration of study `study` (0: the latest), which must exist. */
-static int load_study_best(fattn_store *s, long long study, best *b)
+/* The best configuration of study `study` (0: the latest), which must
+ * exist, or its configuration `key` (NULL: the best). */
+static int load_study_best(fattn_store *s, long long study, const char *key, best *b)
 {
     if (!study && !(study = fattn_latest_study(s)))
         return FATTN_EFAIL;
     if (fattn_study_exists(s, study))
         return FATTN_EUSAGE;
-    return load_best(s, study, b);
+    return load_best(s, study, key, b);
 }
 
-int fattn_export_best(fattn_store *s, long long study, int format, FILE *out)
+int fattn_export_best(fattn_store *s, long long study, const char *key, int format, FILE *out)
 {
     best b;
-    int rc = load_study_best(s, study, &b);
+    int rc = load_study_best(s, study, key, &b);
     if (rc)
         return rc;
     if (format == FATTN_EXPORT_CUBIN)
@@ -641,7 +651,7 @@ static int inline_source(const fattn_kernel_src *src, const char *text, int dept
 int fattn_export_best_key(fattn_store *s, long long study, char *key)
 {
     best b;
-    int rc = load_best(s, study, &b);
+    int rc = load_best(s, study, NULL, &b);
     if (!rc)
         snprintf(key, FATTN_KEY_MAX, "%s", b.key);
     best_release(&b);
@@ -651,7 +661,7 @@ int fattn_export_best_key(fattn_store *s, long long study, char *key)
 int fattn_export_best_family(fattn_store *s, long long study, const fattn_family **fam)
 {
     best b;
-    int rc = load_study_best(s, study, &b);
+    int rc = load_study_best(s, study, NULL, &b);
     if (!rc)
         *fam = b.cfg.fam;
     best_release(&b);
@@ -662,7 +672,7 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
 {
     best b;
     unsigned done = 0;
-    int rc = load_study_best(s, study, &b);
+    int rc = load_study_best(s, study, NULL, &b);
     if (rc)
         return rc;
     int changed = strcmp(src->hash, b.kernel_hash) != 0;
@@ -690,7 +700,7 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                 rc = fattn_error(FATTN_EUSAGE, "--study %lld is given twice; expected each study once", studies[j]);
         if (rc || (rc = fattn_study_exists(s, studies[loaded])))
             break;
-        rc = load_best(s, studies[loaded], &b[loaded]);
+        rc = load_best(s, studies[loaded], NULL, &b[loaded]);
         for (int j = 0; !rc && j < loaded; ++j)
             if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)) {
                 char shape[96];
@@ -806,5 +816,5 @@ int fattn_export_write(fattn_store *s, const long long *studies, int n, int form
         return fattn_export_t4(s, study, out);
     if (n > 1 && format == FATTN_EXPORT_HEADER)
         return fattn_export_dispatch(s, studies, n, out);
-    return fattn_export_best(s, study, format, out);
+    return fattn_export_best(s, study, NULL, format, out);
 }

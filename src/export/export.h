@@ -31,9 +31,11 @@ enum fattn_export_format { FATTN_EXPORT_HEADER, FATTN_EXPORT_JSON, FATTN_EXPORT_
  * (fattn_export_dispatch; the header format alone). */
 int fattn_export_write(fattn_store *s, const long long *studies, int n, int format, FILE *out);
 
-/* Writes study `study`'s best configuration (study 0: the latest study).
- * A study with no timed trial is an error (FATTN_EFAIL) naming it. */
-int fattn_export_best(fattn_store *s, long long study, int format, FILE *out);
+/* Writes study `study`'s best configuration (study 0: the latest study),
+ * or with `key` (a canonical configuration key) that configuration's
+ * fastest timed trial in the study instead (header, json or cubin). A study
+ * with no timed trial (of key) is an error (FATTN_EFAIL) naming it. */
+int fattn_export_best(fattn_store *s, long long study, const char *key, int format, FILE *out);
 
 /* The best configuration's header followed by the kernel source, its local
  * headers inlined: one .cu file that `nvcc FLAGS -c FILE` builds. Whether a

@@ -3,7 +3,8 @@
 # `cc -fsyntax-only` and builds the tuned kernel with nvcc; after confirm,
 # the header carries the confirmed numbers; --kernel writes a .cu that nvcc
 # builds alone; several studies make one dispatch header whose lookup finds
-# each shape; --format t4 is valid T4 results JSON; a persistent wgmma
+# each shape; --format t4 is valid T4 results JSON; --config exports a
+# measured configuration that is not the best; a persistent wgmma
 # configuration's header and JSON launch min(SMs, tiles) blocks.
 #
 # The first database is a TEST FIXTURE: tests/fixture_db.c inserts trials
@@ -164,6 +165,43 @@ assert ok == 8, ok
 PY
     echo "ok: T4 results"
 fi
+
+# --config: not the best but a configuration the study measured (its
+# fastest trial there), given as a key or NAME=VALUE,...; a configuration
+# the study did not time is an error naming it, and --config goes with one
+# study and the header, json or cubin formats.
+slow=$("$tool" -q query --db fake.db --format csv --sql "SELECT config_key FROM trials WHERE study_id = 1 AND status = 'ok'
+        ORDER BY median_us DESC LIMIT 1" | tail -n +2 | tr -d '"')
+slow_us=$("$tool" -q query --db fake.db --format csv --sql "SELECT printf('%.6g', min(median_us)) FROM trials
+        WHERE study_id = 1 AND config_key = '$slow'" | tail -n +2 | tr -d '"')
+"$tool" export --db fake.db --study 1 --config "$slow" --format json -o variant.json
+grep -q "^  \"config_key\": \"$slow\",$" variant.json || { echo "FAIL: --config $slow not exported" >&2; exit 1; }
+grep -q "\"median_us\": ${slow_us}[,}]" variant.json || { echo "FAIL: --config: not its trial's median $slow_us" >&2; exit 1; }
+# The same configuration spelt NAME=VALUE (every tunable, in another order).
+spelt=$(echo "$slow" | sed -E 's/^bm([0-9]+)-bn([0-9]+)-bk([0-9]+)-w([0-9]+)-s([0-9]+)-u([0-9]+)-cp([0-9]+)-sw([0-9]+)-h([0-9]+).*/HALF2=\9,SWIZZLE=\8,CP_ASYNC=\7,UNROLL=\6,STAGES=\5,NUM_WARPS=\4,BLOCK_K=\3,BLOCK_N=\2,BLOCK_M=\1/')
+"$tool" export --db fake.db --study 1 --config "$spelt" --format json | cmp -s - variant.json ||
+    { echo "FAIL: --config $spelt is not $slow" >&2; exit 1; }
+"$tool" export --db fake.db --study 1 --config "$slow" --format cubin -o variant.cubin
+"$tool" export --db fake.db --study 1 --format cubin -o best.cubin
+[ "$(head -c 4 variant.cubin | od -An -c | tr -d ' ')" = '177ELF' ] && ! cmp -s variant.cubin best.cubin ||
+    { echo "FAIL: --config's cubin" >&2; exit 1; }
+set +e
+"$tool" export --db fake.db --study 1 --config bm16-bn16-bk16-w1-s2-u1-cp0-sw0-h0 --format json >/dev/null 2>err.txt
+rc=$?
+[ $rc = 1 ] && grep -q "^fattn-tune: study 1 has no timed trial of bm16-bn16-bk16-w1-s2-u1-cp0-sw0-h0 " err.txt ||
+    { echo "FAIL: --config of an unmeasured configuration: $rc $(cat err.txt)" >&2; exit 1; }
+for extra in "--format t4" "--kernel k.cu" "--study 2"; do
+    # shellcheck disable=SC2086 # the option and its value, split on purpose
+    "$tool" export --db fake.db --study 1 --config "$slow" $extra >/dev/null 2>err.txt
+    rc=$?
+    [ $rc = 2 ] && grep -q "^fattn-tune: --config exports one configuration of one study" err.txt ||
+        { echo "FAIL: --config with $extra: $rc" >&2; exit 1; }
+done
+"$tool" export --db fake.db --study 1 --config bm64-nonsense >/dev/null 2>err.txt
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "^fattn-tune: --config" err.txt || { echo "FAIL: a malformed --config: $rc" >&2; exit 1; }
+echo "ok: export --config writes a measured configuration that is not the best"
 
 # A persistent configuration of the wgmma family (SCHED=1, searched on the
 # fake engine): its grid is min(SMs, tiles) on the device the launcher runs
