@@ -16,7 +16,7 @@
 # 2,8,512,64 on 2026-11-25), 29 (1694 s, 36 MB compressed) for
 # 4,16,2048,128:causal (2026-11-26).
 #
-#   scripts/device-cache.sh [--build DIR] [SHAPE[:causal]...]
+#   scripts/device-cache.sh [--build DIR] [SHAPE[:causal][=SPACE]...]
 #   scripts/device-cache.sh                              # small
 #   scripts/device-cache.sh 4,16,2048,128:causal          # large-causal
 #   scripts/device-cache.sh --speed                      # the speed stage's
@@ -26,9 +26,10 @@
 # causal and not (the four kernels the speed stage's twelve pairs compile:
 # S, B and H are run-time arguments).
 #
-# --wgmma: search/space-wgmma-v2.json with --smem-limit max at 4,16,2048,128
-# causal and not (the wgmma stage's two searches; its database takes the
-# cache from results/device.db).
+# --wgmma: the wgmma stage's three searches with --smem-limit max:
+# search/space-wgmma-v2.json at 4,16,2048,128 causal and not, and
+# search/space-wgmma.json at 8,16,512,64 (its database takes the cache from
+# results/device.db). A study's =SPACE names its own space.
 #
 # FATTN_CHECK_FILTER=EXPR compiles only the configurations matching (as it
 # narrows device-check.sh's searches).
@@ -45,16 +46,18 @@ if [ "${1:-}" = --speed ]; then
     shift
     [ $# -gt 0 ] || set -- 1,8,512,64 1,8,512,64:causal 4,16,2048,128 4,16,2048,128:causal
 elif [ "${1:-}" = --wgmma ]; then
-    space=(--space search/space-wgmma-v2.json) limits=(--smem-limit max)
+    limits=(--smem-limit max)
     shift
-    [ $# -gt 0 ] || set -- 4,16,2048,128 4,16,2048,128:causal
+    [ $# -gt 0 ] || set -- 4,16,2048,128=search/space-wgmma-v2.json 4,16,2048,128:causal=search/space-wgmma-v2.json \
+        8,16,512,64=search/space-wgmma.json
 fi
 [ $# -gt 0 ] || set -- 2,8,512,64
 for study in "$@"; do
-    case $study in
+    case ${study%%=*} in
     *,*,*,*:causal | *,*,*,[0-9]*) ;;
-    *) echo "device-cache.sh: '$study' is not B,H,S,D or B,H,S,D:causal" >&2; exit 2 ;;
+    *) echo "device-cache.sh: '$study' is not B,H,S,D or B,H,S,D:causal (then =SPACE optionally)" >&2; exit 2 ;;
     esac
+    [ "${study#*=}" = "$study" ] || [ -f "${study#*=}" ] || { echo "device-cache.sh: '$study': no space ${study#*=}" >&2; exit 2; }
 done
 [ -x "$build/fattn-tune" ] || { echo "device-cache.sh: $build/fattn-tune not built (scripts/device-build.sh)" >&2; exit 1; }
 mkdir -p device-cache
@@ -62,11 +65,14 @@ db=device-cache/device.db
 rm -f "$db" "$db"-wal "$db"-shm "$db.xz"
 filter=${FATTN_CHECK_FILTER:-}
 for study in "$@"; do
+    own=("${space[@]}")
+    [ "${study#*=}" = "$study" ] || own=(--space "${study#*=}")
+    study=${study%%=*}
     shape=${study%:causal}
     causal=()
     [ "$shape" = "$study" ] || causal=(--causal)
     FATTN_KERNEL_DIR=$PWD/kernels "$build/fattn-tune" compile --arch sm_90 --shape "$shape" "${causal[@]}" \
-        "${space[@]}" "${limits[@]}" \
+        "${own[@]}" "${limits[@]}" \
         ${filter:+--filter "$filter"} --db "$db" -q
 done
 n=$("$build/fattn-tune" -q query --db "$db" --format csv --sql "SELECT count(*) FROM compile_cache WHERE arch = 'sm_90'" | tail -1)

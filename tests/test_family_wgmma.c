@@ -147,6 +147,23 @@ static void gates(void)
     CHECK_CONTAINS(v.detail, "O 32 + S 96 accumulators + P through shared memory 4 + 32 = 164 registers, over the 160");
     config("wgmma-bm192-bn176-s2-rs0-pp1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    /* ... but with OVERLAP at D = 64, no PINGPONG and SCHED 0 neither P
+     * term: FA3's D = 64 tile, 192 x 192 through shared memory, fits (ptxas
+     * compiles it clean: lab/compile-all/wgmma-refused.sh); with PINGPONG
+     * (144 spilled) or SCHED, or at D = 128, the terms hold */
+    config("wgmma-bm192-bn192-s2-rs0-ov1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, all), FATTN_R_NONE);
+    CHECK_CONTAINS(all[FATTN_R_REGISTER_BUDGET].detail, "O 32 + S 96 accumulators + 32 = 160 registers, within");
+    config("wgmma-bm192-bn144-s2-rs0-ov1-pp1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    config("wgmma-bm192-bn192-s2-rs0-ov1-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    config("wgmma-bm192-bn128-s2-rs0-ov1-sc1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    s.head_dim = 128;
+    config("wgmma-bm192-bn96-s2-rs0-ov1", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    s.head_dim = 64;
     /* SCHED: lpt orders causal tiles, refused without the mask; persistent
      * launches min(SMs, tiles) blocks along x (all tiles when the SM count
      * is unknown), with Q's empty barrier 8 bytes more. */

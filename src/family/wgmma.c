@@ -99,11 +99,30 @@ static unsigned turns_regs(const fattn_config *c)
     return c->v[WG_PINGPONG] && !c->v[WG_OVERLAP] && c->v[WG_PV_RS] ? (unsigned)(c->v[WG_BLOCK_N] / 8 + 8) : 0u;
 }
 
+/* D = 64 with P through shared memory, OVERLAP, no PINGPONG and SCHED 0:
+ * ptxas keeps neither of the P terms below live. Measured with the gate
+ * skipped (lab/compile-all/wgmma-refused.sh) and in the compile of
+ * 8,16,512,64 (scripts/device-cache.sh --wgmma): three consumers compile
+ * without spilling at every BLOCK_N to 192, FA3's D = 64 tile (32 + 96 +
+ * 32 = 160); with PINGPONG BLOCK_N 144 spilled 4 bytes (non-causal, 2
+ * stages), and with SCHED > 0 from 144 or 160 on everything spills, so the rule
+ * stops there; at D = 128 the terms hold (BLOCK_N 96 spills). */
+static int smem_overlap_d64(const fattn_config *c, int head_dim)
+{
+    return head_dim == 64 && !c->v[WG_PV_RS] && c->v[WG_OVERLAP] && !c->v[WG_PINGPONG] && !c->v[WG_SCHED];
+}
+
+/* OVERLAP: BLOCK_N / 4 more (below). */
+static unsigned overlap_regs(const fattn_config *c, int head_dim)
+{
+    return c->v[WG_OVERLAP] && !smem_overlap_d64(c, head_dim) ? (unsigned)(c->v[WG_BLOCK_N] / 4) : 0u;
+}
+
 /* P through shared memory with three consumers (160 registers a thread):
  * 4 more, as measured (BLOCK_N 192 at D = 64 spills at 160). */
-static unsigned smem_p_regs(const fattn_config *c)
+static unsigned smem_p_regs(const fattn_config *c, int head_dim)
 {
-    return c->v[WG_BLOCK_M] == 192 && !c->v[WG_PV_RS] ? 4u : 0u;
+    return c->v[WG_BLOCK_M] == 192 && !c->v[WG_PV_RS] && !smem_overlap_d64(c, head_dim) ? 4u : 0u;
 }
 
 /* SCHED > 0 with three consumers (160 registers a thread): the tile loop
@@ -125,14 +144,15 @@ static unsigned sched_regs(const fattn_config *c)
  * more: the previous tile's P (BLOCK_N / 4 fp16 pairs) stays live under
  * the softmax until its P.V retires (PV_RS=1); with P through shared memory
  * (PV_RS=0) as many more are measured, not explained (ptxas keeps more of
- * the softmax live while O is in flight). Measured
+ * the softmax live while O is in flight), but at D = 64 without PINGPONG
+ * and SCHED (smem_overlap_d64). Measured
  * against ptxas (docs/wgmma-family.md, lab/compile-all/wgmma-all.md):
  * BLOCK_M 192 at D = 128 spills from BLOCK_N 144 (168 > 160), not at 128
  * (160); with OVERLAP from 96 (168), not at 80 (156). */
 static unsigned consumer_regs_needed(const fattn_config *c, int head_dim)
 {
-    const int bn = c->v[WG_BLOCK_N], p = c->v[WG_OVERLAP] ? bn / 4 : 0;
-    return (unsigned)(head_dim / 2 + bn / 2 + p + 32) + turns_regs(c) + smem_p_regs(c) + sched_regs(c);
+    return (unsigned)(head_dim / 2 + c->v[WG_BLOCK_N] / 2 + 32) + overlap_regs(c, head_dim) + turns_regs(c)
+           + smem_p_regs(c, head_dim) + sched_regs(c);
 }
 
 /* Device memory; then a kernel at all (sm_90a; the shapes wgmma and the
@@ -181,13 +201,13 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
     v[3].reason = FATTN_R_REGISTER_BUDGET;
     const unsigned need = consumer_regs_needed(in->cfg, d), have = consumer_regs(bm / 64);
     char p_live[96] = "";
-    if (in->cfg->v[WG_OVERLAP])
-        snprintf(p_live, sizeof p_live, " + P held over the overlap %d", bn / 4);
+    if (overlap_regs(in->cfg, d))
+        snprintf(p_live, sizeof p_live, " + P held over the overlap %u", overlap_regs(in->cfg, d));
     else if (turns_regs(in->cfg))
         snprintf(p_live, sizeof p_live, " + held over the turn %u", turns_regs(in->cfg));
-    if (smem_p_regs(in->cfg))
+    if (smem_p_regs(in->cfg, d))
         snprintf(p_live + strlen(p_live), sizeof p_live - strlen(p_live), " + P through shared memory %u",
-                 smem_p_regs(in->cfg));
+                 smem_p_regs(in->cfg, d));
     if (sched_regs(in->cfg))
         snprintf(p_live + strlen(p_live), sizeof p_live - strlen(p_live), " + the tile loop %u", sched_regs(in->cfg));
     if (v[1].pass != 1)

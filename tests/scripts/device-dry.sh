@@ -66,34 +66,35 @@ grep -q "^- ok: confirm: tmacopy-br" "$r" || fail "family: confirm"
 grep -q "^- ok: export: the header and its host launcher compile" "$r" || fail "family: export"
 grep -q "^- tensor maps: skipped: " "$r" || fail "hopper: the tensor maps' skip not reported"
 # The wgmma family's ordered steps (the GPU programs skip; the worker's run
-# on the fake engine; the two searches over the v2 space narrowed to
-# 128 x 128 x 2 stages (every OVERLAP, PINGPONG and SCHED), their confirms,
-# each best's ablation variants exported from its study; compare and ncu
-# skipped).
+# on the fake engine; the three searches narrowed to 128 x 128 x 2 stages
+# (every OVERLAP, PINGPONG and SCHED), their confirms, each best's ablation
+# variants exported from its study; compare and ncu skipped).
 grep -q "^## The wgmma family (issues 37, 51)" "$r" || fail "wgmma: no section"
 for step in "wgmma-bm128-bn128-s2-rs1, bounded waits, 1,1,64,64" "the same at 1,2,130,128 causal" \
     "wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc1, bounded waits, 4,16,1024,128 (every block looping)" \
     "the covering sample in the worker (1 s kernel watchdog)" "search of 4,16,2048,128 over the v2 space" \
     "search of 4,16,2048,128 causal over the v2 space" "compare_sdpa.py and the ablation, 4,16,2048,128" \
-    "compare_sdpa.py and the ablation, 4,16,2048,128 causal"; do
+    "compare_sdpa.py and the ablation, 4,16,2048,128 causal" "search of 8,16,512,64 over the whole space (45s)" \
+    "compare_sdpa.py and the ablation, 8,16,512,64"; do
     grep -qF "| $step | ok |" "$r" || fail "wgmma: step '$step'"
 done
-key='wgmma-bm128-bn128-s2-rs1\(-ov1\)\{0,1\}\(-pp1\)\{0,1\}\(-sc[12]\)\{0,1\}'
+key='wgmma-bm128-bn128-s2-rs[01]\(-ov1\)\{0,1\}\(-pp1\)\{0,1\}\(-sc[12]\)\{0,1\}'
 grep -q "^| confirm --n 100 of $key against cuDNN | ok |" "$r" || fail "wgmma: confirm"
 grep -q "^| confirm --n 100 of $key (causal) against the family's reference | ok |" "$r" || fail "wgmma: causal confirm"
+[ "$(grep -c "^| confirm --n 100 of $key against cuDNN | ok |" "$r")" = 2 ] || fail "wgmma: 8,16,512,64's confirm"
 # Each best with OVERLAP, PINGPONG and SCHED switched, each measured in its
 # study (the filter keeps them all) and exported with export --config.
-[ "$(grep -c "^ablation: $key$" "$work/out/check.log")" = 6 ] || fail "wgmma: the ablation's variants"
-[ "$(grep -c "^compare_sdpa.py skipped: no GPU (fake engine); 3 variants ready$" "$work/out/check.log")" = 2 ] ||
+[ "$(grep -c "^ablation: $key$" "$work/out/check.log")" = 9 ] || fail "wgmma: the ablation's variants"
+[ "$(grep -c "^compare_sdpa.py skipped: no GPU (fake engine); 3 variants ready$" "$work/out/check.log")" = 3 ] ||
     fail "wgmma: the variants handed to compare_sdpa.py"
 grep -q "^- ok: wgmma: every step held" "$r" || fail "wgmma: verdict"
 # The sample's fourth case, wgmma-bm192-bn112-s2-rs1-ov1 at 1,2,257,128, is
 # one the register_budget gate refuses: counted, not failed (the H200's
 # second try stopped there).
 grep -q "^3 covering cases verified, 1 refused by a gate$" "$work/out/check.log" || fail "wgmma: the refused case"
-for c in "" " causal"; do
-    grep -A4 "^Search of 4,16,2048,128$c (study [0-9]*), the ten fastest:" "$r" | grep -q "^| wgmma-bm" ||
-        fail "wgmma: the search's table$c"
+for t in "4,16,2048,128" "4,16,2048,128 causal" "8,16,512,64"; do
+    grep -A4 "^Search of $t (study [0-9]*), the ten fastest:" "$r" | grep -q "^| wgmma-bm" ||
+        fail "wgmma: the search's table at $t"
 done
 grep -q "^| - | every mode | skipped: " "$r" || fail "hopper: the primitives' skip not reported"
 # A skip in the tests stage is reported as one, with its reason.
