@@ -280,7 +280,7 @@ skip_reason() { grep '^SKIP: ' "$1" | tail -1 | cut -c7- | tr '|' '/'; }
 
 # The first questions on a new GPU, in order; the first failure stops the
 # stage with its log (the command's output) in the report.
-first_step() { # NAME CMD...: runs it; on failure reports it with its log and returns 1
+first_step() { # NAME CMD...: runs it; on failure reports it with its log and returns 1 (step_goes_on=1: says the stage goes on)
     local name=$1 t0 rc out=$OUT/first.tmp
     shift
     t0=$(date +%s)
@@ -300,7 +300,7 @@ first_step() { # NAME CMD...: runs it; on failure reports it with its log and re
         say '```'
         tail -40 "$out" >>"$report"
         say '```'
-        bad "first: $name (exit $rc); the stage stops here"
+        bad "first: $name (exit $rc); $([ "${step_goes_on:-0}" = 1 ] && echo 'the stage goes on' || echo 'the stage stops here')"
         return 1
     fi
     say "| $name | ok | $(($(date +%s) - t0)) |"
