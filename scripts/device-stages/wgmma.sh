@@ -97,6 +97,12 @@ wgmma_search() { # DB SHAPE CAUSAL SPACE [BUDGET]: exhaustive, or the default st
     [ "$(sql "$1" "SELECT count(*) FROM trials WHERE status = 'ok' AND study_id = (SELECT max(id) FROM studies)")" -gt 0 ] ||
         { echo "no trial measured"; return 1; }
 }
+# wgmma_latest DB: "STUDY KEY", the latest study and its fastest timed
+# configuration (what a search just made).
+wgmma_latest() {
+    sql "$1" "SELECT id || ' ' || coalesce((SELECT config_key FROM trials t WHERE t.study_id = s.id AND t.status = 'ok'
+              ORDER BY t.median_us LIMIT 1), '') AS latest FROM studies s ORDER BY id DESC LIMIT 1"
+}
 # wgmma_variants KEY: the keys of the ablation, one a line: KEY with each of
 # $wgmma_ablate switched (a value other than 0 back to 0; 0 to 1), and those
 # the tiling gate takes (SCHED=2 is causal-only) left to the study's trials
@@ -250,11 +256,9 @@ stage_wgmma() {
         first_step "the searches' database" wgmma_db &&
         { gpu_clocks_start; :; } &&
         first_step "search of $wgmma_shape over the v2 space" wgmma_search "$db" "$wgmma_shape" 0 "$wgmma_v2" &&
-        st0=$(sql "$db" "SELECT max(id) FROM studies") &&
-        best0=$(sql "$db" "SELECT config_key FROM trials WHERE study_id = $st0 AND status = 'ok' ORDER BY median_us LIMIT 1") &&
+        read -r st0 best0 <<<"$(wgmma_latest "$db")" &&
         first_step "search of $wgmma_shape causal over the v2 space" wgmma_search "$db" "$wgmma_shape" 1 "$wgmma_v2" &&
-        st1=$(sql "$db" "SELECT max(id) FROM studies") &&
-        best1=$(sql "$db" "SELECT config_key FROM trials WHERE study_id = $st1 AND status = 'ok' ORDER BY median_us LIMIT 1") &&
+        read -r st1 best1 <<<"$(wgmma_latest "$db")" &&
         first_step "confirm --n 100 of $best0 against cuDNN" \
             "$tool" confirm --db "$db" --study "$st0" --n 100 --baseline cudnn &&
         first_step "confirm --n 100 of $best1 (causal) against the family's reference" \
@@ -266,8 +270,7 @@ stage_wgmma() {
             wgmma_compare "$db" "$st1" "$(shape_tag "$wgmma_shape" 1)" &&
         first_step "search of $wgmma_small over the whole space ($wgmma_small_budget)" \
             wgmma_search "$db" "$wgmma_small" 0 "$wgmma_space" "$wgmma_small_budget" &&
-        st2=$(sql "$db" "SELECT max(id) FROM studies") &&
-        best2=$(sql "$db" "SELECT config_key FROM trials WHERE study_id = $st2 AND status = 'ok' ORDER BY median_us LIMIT 1") &&
+        read -r st2 best2 <<<"$(wgmma_latest "$db")" &&
         first_step "confirm --n 100 of $best2 against cuDNN" \
             "$tool" confirm --db "$db" --study "$st2" --n 100 --baseline cudnn &&
         compare_step "compare_sdpa.py and the ablation, $wgmma_small" \

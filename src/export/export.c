@@ -107,9 +107,7 @@ static int load_best(fattn_store *s, long long study, const char *want, best *b)
     int confirmed = want ? 0 : confirmed_key(s, study, &key);
     if (confirmed < 0)
         return confirmed;
-    if (want)
-        key = fattn_xstrdup(want);
-    if (fattn_store_read(s, FATTN_READ_BEST, &(fattn_read_args){.id = study, .text = key}, &st)) {
+    if (fattn_store_read(s, FATTN_READ_BEST, &(fattn_read_args){.id = study, .text = want ? want : key}, &st)) {
         free(key);
         return FATTN_EFAIL;
     }
