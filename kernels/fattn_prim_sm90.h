@@ -23,6 +23,14 @@ struct __align__(64) fattn_tensormap {
     unsigned long long opaque[16];
 };
 
+/* The L2 eviction priorities of a load's .L2::cache_hint operand: the
+ * 64-bit cache policies createpolicy.fractional.L2::evict_{normal,first,last}
+ * .b64 makes for a fraction of 1.0, as CUTLASS spells them (CacheHintSm90).
+ * The simulator takes these three and no other policy. */
+#define FATTN_L2_EVICT_NORMAL 0x1000000000000000ull
+#define FATTN_L2_EVICT_FIRST  0x12F0000000000000ull
+#define FATTN_L2_EVICT_LAST   0x14F0000000000000ull
+
 #ifdef FATTN_SIM
 #include <fattn_sim_prim_sm90.h>
 #else
@@ -256,7 +264,7 @@ __device__ __forceinline__ void fence_proxy_async()
 }
 
 /* ---- TMA ("Data Movement and Conversion Instructions:
- * cp.async.bulk.tensor"), no multicast ---- */
+ * cp.async.bulk.tensor") ---- */
 
 /* cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes:
  * the box at coordinates c0 (innermost) .. into shared dst; its bytes (the
@@ -285,6 +293,43 @@ __device__ __forceinline__ void tma_load_4d(unsigned dst, const fattn_tensormap 
                  " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
                  "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(mbar)
                  : "memory");
+}
+
+/* ---- TMA in a thread-block cluster (sm_90a): L2 cache hints and multicast ---- */
+
+/* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint:
+ * tma_load_3d with an L2 eviction priority (FATTN_L2_EVICT_*). */
+__device__ __forceinline__ void tma_load_3d_hint(unsigned dst, const fattn_tensormap *map, unsigned mbar, int c0,
+                                                 int c1, int c2, unsigned long long policy)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+                 "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(mbar), "l"(policy)
+                 : "memory");
+}
+
+/* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint:
+ * one load of the box, landing in every block of the cluster whose rank
+ * (%cluster_ctarank) has its bit set in the 16-bit `mask`, each time at the
+ * same CTA-relative offset dst, its bytes counted by complete_tx on the
+ * mbarrier at the same CTA-relative offset mbar of each destination block.
+ * dst and mbar are this block's shared::cta addresses. */
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const fattn_tensormap *map, unsigned mbar, int c0,
+                                                      int c1, int c2, unsigned short mask, unsigned long long policy)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6, %7;\n" ::"r"(dst),
+                 "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(mbar), "h"(mask), "l"(policy)
+                 : "memory");
+}
+
+/* mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on the
+ * mbarrier at a shared::cluster address (cluster_map() of a shared::cta one,
+ * any block of the cluster), releasing at cluster scope: what this thread
+ * did before it is visible to the block that waits on that barrier. */
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned addr)
+{
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(addr) : "memory");
 }
 
 /* cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group: the box at

@@ -48,6 +48,25 @@
  *          empty[j % 2] before reusing a slot; warpgroup 1 waits on full,
  *          accumulates S += Q[0:64, 0:64] K_j^T (four k-slices each) and,
  *          once its wgmmas are retired, arrives on empty; w[t * 32 + i]
+ * Modes 19 and 20 run in a cluster of two blocks: launched as a grid of
+ * (2, mode + 1) with clusters of (2, 1, 1), the mode is gridDim.y - 1 and
+ * only the last row of blocks works, both ranks. Each block leaves its
+ * results at w + rank * PT_RANK_WORDS.
+ *   19     TMA with L2 cache hints and multicast: rank r loads K[32r:32r+32,
+ *          0:64] (128 B swizzle) to both blocks (ctaMask 0b11, EVICT_LAST) at
+ *          the same offset 4096 r, V's head 1 rows 64 + 64r .. + 63 into the
+ *          other block only (ctaMask 1 << (1 - r)), and Q[64r:64r+64, 0:64]
+ *          to itself (EVICT_FIRST); each block's one mbarrier expects the 3
+ *          boxes it receives; w[] = its shared images of K, V and Q
+ *   20     the two-slot pipeline of mode 18 over the cluster, as FA3 runs it
+ *          with a cluster of two, K tile j being K[48j:48j+64, 0:64] (rows
+ *          past 200 zero): each block's producer loads half of every
+ *          K tile, multicast to both blocks, after its own empty barrier
+ *          (two arrivals: both blocks' consumers) has released the slot;
+ *          each block's consumer waits on its own full barrier, computes
+ *          S_r += Q[64r:64r+64, 0:64] K_j^T and arrives on the empty barrier
+ *          of both blocks (mbarrier.arrive.release.cluster through mapa);
+ *          a cluster barrier before either block exits; w[t * 32 + i]
  * The configuration macros NVRTC and the simulator pass are ignored.
  */
 #include <cuda_fp16.h>
@@ -59,11 +78,13 @@
 #endif
 
 #define PT_THREADS 384
-#define PT_MODES   19
+#define PT_MODES   21
+#define PT_CLUSTER_MODE 19 /* the first mode of a cluster of two */
+#define PT_RANK_WORDS   8192 /* each rank's part of w[] in the cluster modes */
 #define PT_A       0                   /* 16 KB */
 #define PT_B       16384               /* 32 KB */
 #define PT_C       49152               /* 16 KB */
-#define PT_BAR     65536               /* five mbarriers: 0, then full[2] and empty[2] of mode 18 */
+#define PT_BAR     65536               /* mbarriers: 0, full[2] and empty[2] of mode 18, empty2[2] of mode 20 */
 #define PT_SMEM    (65536 + 64 + 1024) /* and the slack for rounding the base up to 1024 */
 #define PT_ERR     25599               /* the last 32-bit word of O */
 
@@ -83,7 +104,8 @@
 #define PT_MAP_V_SW64   12 /* V, 32 x 16 */
 #define PT_MAP_V_NONE8  13 /* V, 8 x 16 */
 #define PT_MAP_O_SW128  14 /* O, 64 x 64 */
-#define PT_MAPS         15
+#define PT_MAP_K_SW128H 15 /* K, 64 x 32: half a 64-row tile */
+#define PT_MAPS         16
 
 extern "C" __device__ const unsigned int fattn_smem_bytes = PT_SMEM;
 extern "C" __device__ const unsigned int fattn_threads = PT_THREADS;
@@ -227,6 +249,82 @@ __device__ void mode_pipeline(unsigned base, unsigned bar, unsigned *w)
     store_d<64>(w, acc);
 }
 
+/* Mode 19: cache hints and multicast; rank r of the cluster. */
+__device__ void mode_multicast(unsigned base, unsigned bar, unsigned *w, unsigned r, const unsigned char *sm)
+{
+    const unsigned tile = 64 * 64 * 2;
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(bar, 3 * tile);
+        tma_load_3d_multicast(base + PT_A + r * tile / 2, &fattn_tmaps[PT_MAP_K_SW128H], bar, 0, 32 * r, 0, 3,
+                              FATTN_L2_EVICT_LAST);
+        tma_load_3d_multicast(base + PT_B, &fattn_tmaps[PT_MAP_V_SW128L], bar, 0, 64 + 64 * r, 1,
+                              (unsigned short)(1u << (1 - r)), FATTN_L2_EVICT_LAST);
+        tma_load_3d_hint(base + PT_C, &fattn_tmaps[PT_MAP_Q_SW128], bar, 0, 64 * r, 0, FATTN_L2_EVICT_FIRST);
+    }
+    if (!wait_bounded(bar, 0, w))
+        return;
+    for (unsigned i = threadIdx.x; i < 3 * tile / 4; i += PT_THREADS) {
+        const unsigned region = i / (tile / 4), at = region == 0 ? PT_A : region == 1 ? PT_B : PT_C;
+        st_global(w + r * PT_RANK_WORDS + i, ld_shared<unsigned>(sm + at + 4 * (i % (tile / 4))));
+    }
+}
+
+/* Mode 20: the pipeline over a cluster of two; rank r. Every thread reaches
+ * the cluster barrier at the end (a wait that timed out included). */
+__device__ void mode_cluster_pipeline(unsigned base, unsigned bar, unsigned *w, unsigned r)
+{
+    const unsigned full = bar + 8, empty = bar + 40, tile = 64 * 64 * 2;
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        mbar_init(empty, 2);
+        mbar_init(empty + 8, 2);
+        fence_mbarrier_init();
+    }
+    cluster_sync(); /* both blocks' barriers initialized before either block's arrivals and loads */
+    int ok = 1;
+    if (tid == 0) {
+        mbar_arrive_expect_tx(bar, tile);
+        tma_load_3d_hint(base + PT_A, &fattn_tmaps[PT_MAP_Q_SW128], bar, 0, 64 * r, 0, FATTN_L2_EVICT_FIRST);
+        for (int j = 0; j < 4 && ok; ++j) {
+            const int s = j % 2;
+            if (j >= 2 && !wait_bounded(empty + 8 * s, (j / 2 - 1) & 1, w))
+                ok = 0;
+            if (ok) {
+                mbar_arrive_expect_tx(full + 8 * s, tile);
+                tma_load_3d_multicast(base + PT_B + s * tile + r * tile / 2, &fattn_tmaps[PT_MAP_K_SW128H],
+                                      full + 8 * s, 0, 48 * j + 32 * (int)r, 0, 3, FATTN_L2_EVICT_LAST);
+            }
+        }
+    } else if (tid >= 128 && tid < 256 && wait_bounded(bar, 0, w)) {
+        float acc[32];
+        for (int j = 0; j < 4 && ok; ++j) {
+            const int s = j % 2;
+            if (!wait_bounded(full + 8 * s, (j / 2) & 1, w)) {
+                ok = 0;
+                break;
+            }
+            wgmma_fence();
+            for (int k = 0; k < 4; ++k)
+                wgmma_ss<64>(acc,
+                             fattn_gmma_desc_k(base + PT_A + fattn_gmma_k_offset(0, 64, 16 * k, FATTN_GMMA_SW128),
+                                               64, FATTN_GMMA_SW128),
+                             fattn_gmma_desc_k(base + PT_B + s * tile
+                                                   + fattn_gmma_k_offset(0, 64, 16 * k, FATTN_GMMA_SW128),
+                                               64, FATTN_GMMA_SW128),
+                             j > 0 || k > 0);
+            wgmma_commit();
+            wgmma_wait<0>(acc);
+            if (tid == 128) {
+                mbar_arrive_cluster(cluster_map(empty + 8 * s, 0));
+                mbar_arrive_cluster(cluster_map(empty + 8 * s, 1));
+            }
+        }
+        if (ok)
+            store_d<64>(w + r * PT_RANK_WORDS, acc);
+    }
+    cluster_sync(); /* no block exits while the other may still arrive on its barriers */
+}
+
 /* Mode 14: S = Q K^T, P = fp16(S) as the A operand of O = P V. */
 __device__ void mode_reuse(unsigned base, unsigned bar, unsigned *w)
 {
@@ -269,8 +367,9 @@ extern "C" __global__ void __launch_bounds__(PT_THREADS, 1)
 {
     FATTN_DYNAMIC_SMEM(smem);
     (void)k, (void)v, (void)batch, (void)heads, (void)seqlen, (void)scale;
-    const unsigned mode = gridDim.x - 1;
-    if (blockIdx.x != mode)
+    const int in_cluster = gridDim.y > 1;
+    const unsigned mode = in_cluster ? gridDim.y - 1 : gridDim.x - 1;
+    if ((in_cluster ? blockIdx.y : blockIdx.x) != mode)
         return;
     const int tid = threadIdx.x;
     const unsigned raw = smem_addr(smem), pad = (1024 - raw % 1024) % 1024, base = raw + pad;
@@ -283,6 +382,17 @@ extern "C" __global__ void __launch_bounds__(PT_THREADS, 1)
         fence_mbarrier_init();
     }
     __syncthreads();
+    if (mode == PT_CLUSTER_MODE) {
+        const unsigned r = cluster_rank();
+        cluster_sync(); /* the other block's mbarrier initialized before this block's multicast signals it */
+        mode_multicast(base, bar, w, r, sm);
+        cluster_sync();
+        return;
+    }
+    if (mode == PT_CLUSTER_MODE + 1) {
+        mode_cluster_pipeline(base, bar, w, cluster_rank());
+        return;
+    }
 
     if (mode < 4) {
         const int map = mode == 0   ? PT_MAP_Q_NONE64

@@ -4,8 +4,9 @@
  * box partly outside the tensor, wgmma SS for N = 64, 128, 176, 192, 256
  * with K-major operands in every swizzle mode, MN-major B in three, RS,
  * an accumulator turned into the next wgmma's A operand, the TMA store,
- * setmaxnreg, named barriers), one launch per mode, on random integer fp16
- * data in [-3, 3]:
+ * setmaxnreg, named barriers; in a cluster of two blocks, TMA multicast with
+ * L2 cache hints and a pipeline whose consumers release both blocks' slots),
+ * one launch per mode, on random integer fp16 data in [-3, 3]:
  *   test_sim_prims_sm90        each mode in the simulator, with no finding,
  *                              against this file's own reading of the PTX
  *                              ISA: the accumulator layout of "wgmma
@@ -14,9 +15,15 @@
  *                              8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4)
  *                              + i % 2), the exact products, the swizzle of
  *                              "Tensor Copy Swizzling Modes" (the 16-byte
- *                              chunk XOR the row within 8), zero fill;
- *   test_sim_prims_sm90 --gpu [--from N]
- *                              each mode from N on the GPU (NVRTC, sm_90a),
+ *                              chunk XOR the row within 8), zero fill, and
+ *                              multicast (bit i of the 16-bit ctaMask: the
+ *                              block of cluster rank i; the box and the
+ *                              mbarrier's complete_tx at the same
+ *                              CTA-relative offsets in each of them);
+ *   test_sim_prims_sm90 --gpu [--from N] [--to M]
+ *                              each mode from N (0) before M (all) on the
+ *                              GPU (NVRTC, sm_90a), the cluster modes
+ *                              launched with a cluster dimension,
  *                              its own launch under a 2 s watchdog, bit for
  *                              bit against the simulator; one line a mode
  *                              on stdout, "MODE | n | what | result | ms |"
@@ -47,14 +54,16 @@
 #include "util/misc.h"
 #include "util/paths.h"
 
-#define PRIM_FILE "fattn_prim_sm90_test.cu"
-#define H         2
-#define SEQ       200
-#define D         128
-#define ELEMS     (H * SEQ * D)
-#define WORDS     (ELEMS / 2)
-#define MODES     19
-#define ERR_WORD  25599
+#define PRIM_FILE    "fattn_prim_sm90_test.cu"
+#define H            2
+#define SEQ          200
+#define D            128
+#define ELEMS        (H * SEQ * D)
+#define WORDS        (ELEMS / 2)
+#define MODES        21
+#define CLUSTER_MODE 19   /* modes from here run in a cluster of two */
+#define RANK_WORDS   8192 /* each rank's part of the output words there */
+#define ERR_WORD     25599
 
 static uint16_t q[ELEMS], k[ELEMS], v[ELEMS], o_sim[MODES][ELEMS];
 
@@ -78,6 +87,8 @@ static const char *const mode_names[MODES] = {
     "setmaxnreg dec 40 / inc 232",
     "named barriers",
     "mbarrier pipeline, two slots",
+    "cluster: TMA multicast and L2 cache hints",
+    "cluster: pipeline with multicast K, remote releases",
 };
 
 /* The kernel's tensor maps, in its PT_MAP_* order: tensor (0 Q, 1 K, 2 V,
@@ -94,7 +105,7 @@ static const struct {
     {1, 64, 256, CU_TENSOR_MAP_SWIZZLE_128B}, {1, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B},
     {2, 64, 16, CU_TENSOR_MAP_SWIZZLE_128B},  {2, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B},
     {2, 32, 16, CU_TENSOR_MAP_SWIZZLE_64B},   {2, 8, 16, CU_TENSOR_MAP_SWIZZLE_NONE},
-    {3, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B},
+    {3, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B},  {1, 64, 32, CU_TENSOR_MAP_SWIZZLE_128B},
 };
 #define NMAPS (int)(sizeof maps / sizeof maps[0])
 
@@ -169,16 +180,17 @@ static int launch_mode(const fattn_sim_kernel *kp, int m)
         o[i] = FATTN_HALF_POISON;
     const void *base[4] = {q, k, v, o};
     build_maps(tmaps, base);
-    const unsigned cx = (unsigned)m;
+    const int in_cluster = m >= CLUSTER_MODE;
+    const unsigned cx = in_cluster ? 0 : (unsigned)m;
     fattn_sim_launch l = {
         .entry = kp->entry,
         .api_slot = kp->api_slot,
         .sm90 = kp->sm90,
         .self_slot = kp->self_slot,
-        .grid = {(unsigned)m + 1, 1, 1},
+        .grid = {in_cluster ? 2 : (unsigned)m + 1, in_cluster ? (unsigned)m + 1 : 1, 1},
         .threads = kp->threads,
         .smem_bytes = kp->smem_bytes,
-        .cluster = 1,
+        .cluster = in_cluster ? 2 : 1,
         .batch = 1,
         .heads = H,
         .seqlen = SEQ,
@@ -221,11 +233,12 @@ static void d_matrix(const uint16_t *o, int n, float *out)
         }
 }
 
-/* Counts the outputs of mode m's 64 x n product that differ from want. */
-static int product_errors(int m, int n, float (*want)(int row, int col))
+/* Counts the outputs of mode m's 64 x n product (its words from `at`)
+ * that differ from want. */
+static int product_errors_at(int m, int at, int n, float (*want)(int row, int col))
 {
     static float got[64 * 256];
-    d_matrix(o_sim[m], n, got);
+    d_matrix(o_sim[m] + 2 * at, n, got);
     int bad = 0;
     for (int r = 0; r < 64; ++r)
         for (int c = 0; c < n; ++c)
@@ -234,7 +247,13 @@ static int product_errors(int m, int n, float (*want)(int row, int col))
     return bad;
 }
 
-static int kk; /* the K of the product being checked */
+static int product_errors(int m, int n, float (*want)(int row, int col))
+{
+    return product_errors_at(m, 0, n, want);
+}
+
+static int kk;     /* the K of the product being checked */
+static int rank_r; /* mode 20: the block whose rows of Q are checked */
 
 static float qk(int r, int c)
 {
@@ -259,6 +278,17 @@ static float qk4(int r, int c)
     for (int j = 0; j < 4; ++j)
         for (int x = 0; x < 64; ++x)
             s += at(q, 0, r, x) * at(k, 0, 64 * j + c, x);
+    return s;
+}
+
+/* Mode 20: block rank_r's rows of Q against the four tiles of K, tile j
+ * rows 48j .. 48j + 63. */
+static float qk4_rank(int r, int c)
+{
+    float s = 0;
+    for (int j = 0; j < 4; ++j)
+        for (int x = 0; x < 64; ++x)
+            s += at(q, 0, 64 * rank_r + r, x) * at(k, 0, 48 * j + c, x);
     return s;
 }
 
@@ -303,6 +333,27 @@ static void check_tma(int m)
     CHECK_INT(bad, 0);
 }
 
+/* Mode 19: each block's images of K (both halves multicast), of V (the
+ * other block's load) and of Q (its own), 128 B swizzled. */
+static void check_multicast(int m)
+{
+    int bad = 0;
+    for (int r = 0; r < 2; ++r)
+        for (int region = 0; region < 3; ++region)
+            for (int row = 0; row < 64; ++row)
+                for (int c = 0; c < 64; ++c) {
+                    const unsigned off = swizzled((unsigned)(row * 128 + 2 * c), 128);
+                    const uint16_t got = o_sim[m][2 * r * RANK_WORDS + region * 4096 + off / 2];
+                    const float x = region == 0   ? at(k, 0, row, c)
+                                    : region == 1 ? at(v, 1, 64 + 64 * (1 - r) + row, c)
+                                                  : at(q, 0, 64 * r + row, c);
+                    if (got != fattn_float_to_half(x) && bad++ < 4)
+                        fprintf(stderr, "mode %d: rank %d region %d (%d, %d): 0x%04x, want 0x%04x\n", m, r, region, row,
+                                c, got, fattn_float_to_half(x));
+                }
+    CHECK_INT(bad, 0);
+}
+
 /* The product mode m computes (modes 4-14 and 18), with its N; NULL for
  * the others. */
 static float (*product_of(int m, int *n))(int, int)
@@ -336,6 +387,11 @@ static void check_mode(int m)
         CHECK_INT(product_errors(m, n, want), 0);
     } else if (m < 4) {
         check_tma(m);
+    } else if (m == CLUSTER_MODE) {
+        check_multicast(m);
+    } else if (m == CLUSTER_MODE + 1) {
+        for (rank_r = 0; rank_r < 2; ++rank_r)
+            CHECK_INT(product_errors_at(m, rank_r * RANK_WORDS, 64, qk4_rank), 0);
     } else if (m == 15) {
         int bad = 0;
         for (int i = 0; i < ELEMS; ++i) {
@@ -372,8 +428,8 @@ typedef struct plant {
 } plant;
 
 static const plant plants[] = {
-    {"wrong-parity", "empty + 8 * s, (j / 2 - 1) & 1, w)", "empty + 8 * s, (j / 2) & 1, w)", 18, "race",
-     "tma_load_3d(base + PT_B + s * tile"},
+    {"wrong-parity", "empty + 8 * s, (j / 2 - 1) & 1, w))\n                return;",
+     "empty + 8 * s, (j / 2) & 1, w))\n                return;", 18, "race", "tma_load_3d(base + PT_B + s * tile"},
     {"release-before-retire",
      "        wgmma_wait<0>(acc);\n        if (tid == 128)\n            mbar_arrive(empty + 8 * s);",
      "        if (tid == 128)\n            mbar_arrive(empty + 8 * s);\n        wgmma_wait<0>(acc);", 18, "race_war",
@@ -407,6 +463,25 @@ static const plant plants[] = {
     {"lbo-sbo-swapped", "fattn_gmma_desc_mn_boxes(base + PT_B, 16, MODE), 0);",
      "MODE ? fattn_gmma_desc_mn_boxes(base + PT_B, 16, MODE) : fattn_gmma_desc(base + PT_B, 256, 128, MODE), 0);", 11,
      "numerics", NULL},
+    /* The cluster's: a consumer releasing its own block's slot only (the
+     * other block's producer overwrites a slot this one still reads), a
+     * block exiting while the other may still arrive on its barriers, a
+     * multicast to the issuing block only (half a tile never arrives), a
+     * multicast signalling the other block's mbarrier before its init is
+     * known to be done. */
+    {"cluster-release-own-only",
+     "cluster_map(empty + 8 * s, 0));\n                mbar_arrive_cluster(cluster_map(empty + 8 * s, 1));",
+     "cluster_map(empty + 8 * s, r));\n                mbar_arrive_cluster(cluster_map(empty + 8 * s, r));", 20, "race",
+     "tma_load_3d_multicast(base + PT_B + s * tile"},
+    {"cluster-no-exit-barrier",
+     "    cluster_sync(); /* no block exits while the other may still arrive on its barriers */\n", "", 20,
+     "cluster_exited", "mbar_arrive_cluster(cluster_map(empty + 8 * s, 1));"},
+    {"multicast-self-only", "48 * j + 32 * (int)r, 0, 3, FATTN_L2_EVICT_LAST);",
+     "48 * j + 32 * (int)r, 0, (unsigned short)(1u << r), FATTN_L2_EVICT_LAST);", 20, "deadlock",
+     "if (mbar_try_wait(bar, parity))"},
+    {"cluster-no-barrier-after-init",
+     "        cluster_sync(); /* the other block's mbarrier initialized before this block's multicast signals it */\n",
+     "", 19, "race_raw", "tma_load_3d_multicast(base + PT_A + r * tile / 2"},
 };
 
 static char tmp_root[] = "/tmp/fattn-sm90-XXXXXX";
@@ -570,7 +645,7 @@ static void watchdog(int sig)
     _exit(3);
 }
 
-static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int from)
+static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int from, int to)
 {
     fattn_cu cu;
     char why[320], *include;
@@ -617,7 +692,7 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
     CK(cu.cuMemcpyHtoD(slot, enc, sizeof enc));
     static uint16_t o_gpu[ELEMS];
     signal(SIGALRM, watchdog);
-    for (int m = from; m < MODES; ++m) {
+    for (int m = from; m < to; ++m) {
         CK(cu.cuMemsetD16(d[3], FATTN_HALF_POISON, ELEMS));
         CK(cu.cuCtxSynchronize());
         int b = 1, h = H, s = SEQ;
@@ -626,7 +701,22 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
         const double t0 = fattn_now_ms();
         watched = m;
         alarm(2);
-        CK(cu.cuLaunchKernel(fn, (unsigned)m + 1, 1, 1, kern.threads, 1, 1, kern.smem_bytes, NULL, args, NULL));
+        if (m < CLUSTER_MODE) {
+            CK(cu.cuLaunchKernel(fn, (unsigned)m + 1, 1, 1, kern.threads, 1, 1, kern.smem_bytes, NULL, args, NULL));
+        } else { /* a grid of (2, m + 1) in clusters of two along x, as the simulator ran it */
+            CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+            attr.value.clusterDim.x = 2, attr.value.clusterDim.y = 1, attr.value.clusterDim.z = 1;
+            const CUlaunchConfig lc = {.gridDimX = 2,
+                                       .gridDimY = (unsigned)m + 1,
+                                       .gridDimZ = 1,
+                                       .blockDimX = kern.threads,
+                                       .blockDimY = 1,
+                                       .blockDimZ = 1,
+                                       .sharedMemBytes = kern.smem_bytes,
+                                       .attrs = &attr,
+                                       .numAttrs = 1};
+            CK(cu.cuLaunchKernelEx(&lc, fn, args, NULL));
+        }
         CK(cu.cuCtxSynchronize());
         alarm(0);
         const double ms = fattn_now_ms() - t0;
@@ -647,7 +737,7 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
                differ, ELEMS, ms);
         fflush(stdout);
     }
-    printf("%s (%s), modes %d-%d\n", info->name, arch->name, from, MODES - 1);
+    printf("%s (%s), modes %d-%d\n", info->name, arch->name, from, to - 1);
     for (int i = 0; i < 4; ++i)
         cu.cuMemFree(d[i]);
     cu.cuModuleUnload(mod);
@@ -661,9 +751,22 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
 int main(int argc, char **argv)
 {
     const int gpu = argc > 1 && !strcmp(argv[1], "--gpu");
-    const int from = gpu && argc > 3 && !strcmp(argv[2], "--from") ? atoi(argv[3]) : 0;
-    if (from < 0 || from >= MODES) {
-        fprintf(stderr, "test_sim_prims_sm90: --from %d: expected a mode 0-%d\n", from, MODES - 1);
+    int from = 0, to = MODES;
+    for (int i = 2; gpu && i + 1 < argc; i += 2) {
+        const int n = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--from") && n >= 0 && n < MODES) {
+            from = n;
+        } else if (!strcmp(argv[i], "--to") && n > 0 && n <= MODES) {
+            to = n;
+        } else {
+            fprintf(stderr, "test_sim_prims_sm90: %s %s: expected --from 0-%d or --to 1-%d\n", argv[i], argv[i + 1],
+                    MODES - 1, MODES);
+            return T_HARNESS;
+        }
+    }
+    if (gpu && (argc % 2 || from >= to)) {
+        fprintf(stderr, "test_sim_prims_sm90: --gpu [--from N] [--to N]: modes N from 0-%d, before 1-%d, from < to\n",
+                MODES - 1, MODES);
         return T_HARNESS;
     }
     fattn_gpu_info info;
@@ -696,7 +799,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cannot remove %s\n", tmp_root);
     }
     if (!rc && gpu)
-        rc = run_gpu(&src, &info, from);
+        rc = run_gpu(&src, &info, from, to);
     fattn_sim_kernel_close(&kern);
     fattn_kernel_src_release(&src);
     return rc == T_SKIP || rc == T_HARNESS ? rc : t_exit();

@@ -16,7 +16,7 @@
 #ifndef FATTN_KERNELS_SIM_FATTN_SIM_API_H
 #define FATTN_KERNELS_SIM_FATTN_SIM_API_H
 
-#define FATTN_SIM_API_VERSION 2
+#define FATTN_SIM_API_VERSION 3
 
 /* The calling site of a primitive. */
 typedef struct fattn_sim_site {
@@ -96,6 +96,14 @@ typedef struct fattn_sim_api {
     void (*bar_named)(fattn_sim_site s, unsigned id, unsigned count, int wait);
     /* setmaxnreg.inc / .dec .sync.aligned.u32 count */
     void (*setmaxnreg)(fattn_sim_site s, unsigned count, int inc);
+
+    /* Version 3: thread-block clusters on Hopper. A TMA load with an L2
+     * cache policy (0: none) and, when multicast, landing in the blocks of
+     * the cluster whose rank's bit is set in mask; mbarrier.arrive.release
+     * .cluster on the shared::cluster address of an mbarrier (mapa). */
+    void (*tma_load_ex)(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar,
+                        int multicast, unsigned mask, unsigned long long policy);
+    void (*mbar_arrive_cluster)(fattn_sim_site s, unsigned addr);
 } fattn_sim_api;
 
 #endif

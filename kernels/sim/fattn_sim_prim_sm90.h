@@ -112,6 +112,25 @@ inline void tma_load_4d(unsigned dst, const fattn_tensormap *map, unsigned mbar,
     fattn_sim_api_p->tma_load(FATTN_SIM_SITE, dst, map, c, 4, mbar);
 }
 
+inline void tma_load_3d_hint(unsigned dst, const fattn_tensormap *map, unsigned mbar, int c0, int c1, int c2,
+                             unsigned long long policy, FATTN_SIM_HERE)
+{
+    const int c[3] = {c0, c1, c2};
+    fattn_sim_api_p->tma_load_ex(FATTN_SIM_SITE, dst, map, c, 3, mbar, 0, 0, policy);
+}
+
+inline void tma_load_3d_multicast(unsigned dst, const fattn_tensormap *map, unsigned mbar, int c0, int c1, int c2,
+                                  unsigned short mask, unsigned long long policy, FATTN_SIM_HERE)
+{
+    const int c[3] = {c0, c1, c2};
+    fattn_sim_api_p->tma_load_ex(FATTN_SIM_SITE, dst, map, c, 3, mbar, 1, mask, policy);
+}
+
+inline void mbar_arrive_cluster(unsigned addr, FATTN_SIM_HERE)
+{
+    fattn_sim_api_p->mbar_arrive_cluster(FATTN_SIM_SITE, addr);
+}
+
 inline void tma_store_2d(const fattn_tensormap *map, unsigned src, int c0, int c1, FATTN_SIM_HERE)
 {
     const int c[2] = {c0, c1};

@@ -7,7 +7,8 @@
 #
 # The wgmma family (warp-specialised wgmma + TMA attention) on the GPU, one
 # ordered list whose first failure stops the rest with its log: the
-# primitives bit for bit, every tensor map of the family's space through the
+# primitives bit for bit (the cluster's, which no configuration uses yet,
+# reported without stopping the stage), every tensor map of the family's space through the
 # driver, the simplest configuration with bounded mbarrier waits at 1,1,64,64
 # and then 1,2,130,{64,128} causal and not, the persistent schedules with
 # every block looping (more tiles than SMs), the covering sample's numerics
@@ -211,7 +212,7 @@ wgmma_estimate() {
     if [ -n "${FATTN_WGMMA_BUDGET:-}" ]; then
         s0=$(fattn_duration_s "$FATTN_WGMMA_BUDGET") s1=$s0 s2=$s0 back=0
     fi
-    echo "$((5 + 7 * est_bench_s + cases * est_bench_s + 3 * est_sanitize_s + s0 + s1 + s2 - back + 3 * 15 + 60 + 3 * 30)) the primitives, the maps, 7 bounded runs, $cases covering cases, 3 memchecks, 2 searches of $n0 and $n1 survivors and one of $wgmma_small_budget ($n2) (${c128:-0} of their cubins carried), 3 confirms, ncu, 3 compare_sdpa.py with the ablation"
+    echo "$((10 + 7 * est_bench_s + cases * est_bench_s + 3 * est_sanitize_s + s0 + s1 + s2 - back + 3 * 15 + 60 + 3 * 30)) the primitives (two processes), the maps, 7 bounded runs, $cases covering cases, 3 memchecks, 2 searches of $n0 and $n1 survivors and one of $wgmma_small_budget ($n2) (${c128:-0} of their cubins carried), 3 confirms, ncu, 3 compare_sdpa.py with the ablation"
 }
 
 stage_wgmma() {
@@ -228,7 +229,10 @@ stage_wgmma() {
     # tiles of 128 rows at S = 1024, every block looping (the covering
     # sample's shapes are too small for that on a GPU).
     local sc1=wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc1 sc2=wgmma-bm128-bn128-s2-rs1-ov1-pp1-sc2
-    first_step "the Hopper primitives bit for bit (test_sim_prims_sm90 --gpu)" "$build/tests/test_sim_prims_sm90" --gpu &&
+    first_step "the Hopper primitives bit for bit (test_sim_prims_sm90 --gpu --to 19)" \
+        "$build/tests/test_sim_prims_sm90" --gpu --to 19 &&
+        { step_goes_on=1 first_step "the cluster primitives bit for bit, multicast and remote arrivals (--from 19)" \
+            "$build/tests/test_sim_prims_sm90" --gpu --from 19 || :; } &&
         first_step "every tensor map of the family's space through the driver (test_tmap --gpu)" \
             "$build/tests/test_tmap" --gpu &&
         first_step "$wgmma_simple, bounded waits, 1,1,64,64" \

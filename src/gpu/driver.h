@@ -47,6 +47,7 @@
     X(cuMemsetD8Async, 3020)                                                                                           \
     X(cuMemGetInfo, 3020)                                                                                              \
     X(cuLaunchKernel, 4000)                                                                                            \
+    X(cuLaunchKernelEx, 11060)                                                                                         \
     X(cuStreamCreate, 2000)                                                                                            \
     X(cuStreamDestroy, 4000)                                                                                           \
     X(cuStreamSynchronize, 2000)                                                                                       \

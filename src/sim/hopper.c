@@ -86,6 +86,8 @@ static void fault_of(const fattn_sim_fault *f, const fattn_sim_site *s, const ch
 
 /* ---- the launch's life ---- */
 
+static uint32_t *vec_new(void);
+
 /* Drops what is in flight at the end of a cluster: TMA loads not landed,
  * wgmma results not retired. */
 static void drop_inflight(sim *s)
@@ -117,6 +119,17 @@ void sim_hopper_reset(void)
         memset(b->bulk_seq, 0, sizeof b->bulk_seq);
         b->regs_used = S->regs * S->l->threads; /* the launch's whole allocation, until a dec frees some */
         b->turn_wg = -1;
+        b->exited = 0;
+        if (!b->exit_vc) {
+            b->exit_vc = vec_new(), b->remote_vc = vec_new();
+            b->remote_site = calloc(S->ncols, sizeof *b->remote_site);
+            if (!b->remote_site) {
+                fattn_error(FATTN_EFAIL, "simulator: out of memory");
+                abort();
+            }
+        }
+        memset(b->exit_vc, 0, S->ncols * sizeof *b->exit_vc);
+        memset(b->remote_vc, 0, S->ncols * sizeof *b->remote_vc);
     }
     for (unsigned i = 0; i < S->nwg; ++i) {
         sim_wg *w = &S->wgs[i];
@@ -141,6 +154,9 @@ void sim_hopper_free(sim *s)
         }
         for (int i = 0; i < SIM_NBARS; ++i)
             free(b->nbar[i].acc);
+        free(b->exit_vc);
+        free(b->remote_vc);
+        free(b->remote_site);
     }
     for (unsigned i = 0; s->wgs && i < s->nwg; ++i)
         free(s->wgs[i].fly);
@@ -190,12 +206,14 @@ void sim_api_fence_mbarrier_init(fattn_sim_site s)
 
 /* ---- mbarrier ---- */
 
-static sim_mbar *mbar_find(const fattn_sim_site *s, unsigned addr, const char *insn)
+/* The live mbarrier at shared offset addr of block `rank`, its init ordered
+ * before this use by the calling thread; NULL with a finding. */
+static sim_mbar *mbar_find_in(const fattn_sim_site *s, unsigned rank, unsigned addr, const char *insn)
 {
     sim_thread *t = sim_me();
-    if (sim_smem_check(s, t->rank, addr, 8, 8, insn))
+    if (sim_smem_check(s, rank, addr, 8, 8, insn))
         return NULL;
-    sim_block *b = &S->blocks[t->rank];
+    sim_block *b = &S->blocks[rank];
     for (int i = 0; i < SIM_MBARS; ++i)
         if (b->mbar[i].live && b->mbar[i].addr == addr) {
             /* The init (a write of the barrier's word) is ordered before this use. */
@@ -205,14 +223,24 @@ static sim_mbar *mbar_find(const fattn_sim_site *s, unsigned addr, const char *i
                          "uses the mbarrier initialized by");
             return &b->mbar[i];
         }
-    fault(FATTN_SIMK_INVALID_OPERAND, s, insn, addr, "%s on shared 0x%x, which no mbarrier.init initialized", insn,
-          addr);
+    if (rank == t->rank)
+        fault(FATTN_SIMK_INVALID_OPERAND, s, insn, addr, "%s on shared 0x%x, which no mbarrier.init initialized", insn,
+              addr);
+    else
+        fault(FATTN_SIMK_INVALID_OPERAND, s, insn, addr,
+              "%s on shared 0x%x of block rank %u of the cluster, which no mbarrier.init there initialized", insn, addr,
+              rank);
     return NULL;
 }
 
-static unsigned mbar_col(const sim_thread *t, const sim_mbar *m)
+static sim_mbar *mbar_find(const fattn_sim_site *s, unsigned addr, const char *insn)
 {
-    return S->col_mbar + t->rank * SIM_MBARS + (unsigned)(m - S->blocks[t->rank].mbar);
+    return mbar_find_in(s, sim_me()->rank, addr, insn);
+}
+
+static unsigned mbar_col(unsigned rank, const sim_mbar *m)
+{
+    return S->col_mbar + rank * SIM_MBARS + (unsigned)(m - S->blocks[rank].mbar);
 }
 
 /* The phase completes: the releases into it and every earlier phase become
@@ -311,13 +339,12 @@ void sim_api_mbar_init(fattn_sim_site s, unsigned addr, unsigned count)
     sim_shadow_write(&s, t->rank, addr, 8, "mbarrier.init", 0);
 }
 
-void sim_api_mbar_arrive(fattn_sim_site s, unsigned addr, unsigned tx)
+/* One arrival (with expect_tx of tx bytes) on mbarrier m of block `rank`. */
+static void arrive_on(const fattn_sim_site *sp, unsigned rank, sim_mbar *m, unsigned tx, const char *insn)
 {
-    const char *insn = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
+    const fattn_sim_site s = *sp;
+    const unsigned addr = m->addr;
     sim_thread *t = sim_me();
-    sim_mbar *m = mbar_find(&s, addr, insn);
-    if (!m)
-        return;
     if (m->pending == 0) { /* the transaction count holds the phase: one arrival too many */
         fault(FATTN_SIMK_INVALID_OPERAND, &s, insn, addr,
               "%s on mbarrier 0x%x past its %u arrivals (phase %u still waits for %lld transaction bytes)", insn, addr,
@@ -327,7 +354,98 @@ void sim_api_mbar_arrive(fattn_sim_site s, unsigned addr, unsigned tx)
     m->tx += tx;
     release_into(m->acc, t);
     --m->pending;
-    mbar_progress(t->rank, m);
+    mbar_progress(rank, m);
+}
+
+void sim_api_mbar_arrive(fattn_sim_site s, unsigned addr, unsigned tx)
+{
+    const char *insn = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
+    sim_mbar *m = mbar_find(&s, addr, insn);
+    if (m)
+        arrive_on(&s, sim_me()->rank, m, tx, insn);
+}
+
+/* ---- the blocks of a cluster ---- */
+
+static int block_gone(unsigned rank)
+{
+    return S->blocks[rank].exited == S->l->threads;
+}
+
+static void finding_exited(const fattn_sim_site *s, const char *insn, unsigned rank, uint32_t addr)
+{
+    finding_in in = {.kind = FATTN_SIMK_CLUSTER_EXITED,
+                     .t = sim_me(),
+                     .site = s,
+                     .space = "shared",
+                     .addr = addr,
+                     .insn = insn,
+                     .other_thr = -1};
+    sim_finding(&in,
+                "%s into block rank %u of the cluster, which has exited: a block must not exit while another "
+                "may still reach its shared memory (a cluster barrier before the exit)",
+                insn, rank);
+}
+
+/* The block and offset of a shared::cluster address (mapa's; a shared::cta
+ * one is this block's), or -1 with a finding when that block has exited. */
+static int cluster_target(const fattn_sim_site *s, unsigned addr, const char *insn, unsigned *rank, uint32_t *off)
+{
+    *rank = addr >> CLUSTER_SHIFT ? (addr >> CLUSTER_SHIFT) - 1u : sim_me()->rank;
+    *off = addr & ((1u << CLUSTER_SHIFT) - 1u);
+    if (*rank >= S->l->cluster) {
+        fault(FATTN_SIMK_SHARED_OOB, s, insn, addr, "%s at shared::cluster 0x%x: block rank %u of a cluster of %u",
+              insn, addr, *rank, S->l->cluster);
+        return -1;
+    }
+    if (block_gone(*rank)) {
+        finding_exited(s, insn, *rank, *off);
+        return -1;
+    }
+    return 0;
+}
+
+void sim_api_mbar_arrive_cluster(fattn_sim_site s, unsigned addr)
+{
+    static const char insn[] = "mbarrier.arrive.release.cluster";
+    sim_thread *t = sim_me();
+    unsigned rank;
+    uint32_t off;
+    if (cluster_target(&s, addr, insn, &rank, &off))
+        return;
+    sim_mbar *m = mbar_find_in(&s, rank, off, insn);
+    if (!m)
+        return;
+    if (rank != t->rank) { /* to be ordered before that block's exit */
+        sim_block *b = &S->blocks[rank];
+        b->remote_vc[t->gtid] = sim_now(t);
+        b->remote_site[t->gtid] = s;
+    }
+    arrive_on(&s, rank, m, 0, insn);
+}
+
+void sim_hopper_exit(sim_thread *t)
+{
+    sim_block *b = &S->blocks[t->rank];
+    sim_vc_join(b->exit_vc, sim_clock_of(t->gtid));
+    if (++b->exited < S->l->threads)
+        return;
+    /* The block is gone: every arrival another block made on its barriers
+     * must have happened before one of its threads exited. */
+    for (unsigned u = 0; u < S->nthreads; ++u)
+        if (b->remote_vc[u] > b->exit_vc[u]) {
+            finding_in in = {.kind = FATTN_SIMK_CLUSTER_EXITED,
+                             .t = &S->threads[u],
+                             .site = &b->remote_site[u],
+                             .space = "shared",
+                             .insn = "mbarrier.arrive.release.cluster",
+                             .other_thr = (int)t->gtid,
+                             .other_line = 0};
+            sim_finding(&in,
+                        "an arrival on a barrier of block rank %u of the cluster not ordered before that block's "
+                        "exit (a cluster barrier before the exit)",
+                        t->rank);
+        }
 }
 
 int sim_api_mbar_try_wait(fattn_sim_site s, unsigned addr, unsigned parity)
@@ -388,41 +506,100 @@ static int tma_coords(const fattn_sim_site *s, const fattn_tmap *m, const int *c
     return 0;
 }
 
-void sim_api_tma_load(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar)
+/* The box (bytes of it, staged at data) landing at shared dst of block
+ * `rank` on its mbarrier m: its writes checked against earlier accesses
+ * from the issuer's view, pending, stamped as the mbarrier's agent. Takes
+ * data. */
+static void tma_land(const fattn_sim_site *s, unsigned rank, sim_mbar *m, uint32_t dst, uint8_t *data, long bytes,
+                     const char *insn)
 {
-    static const char insn[] = "cp.async.bulk.tensor";
+    sim_block *b = &S->blocks[rank];
+    sim_tma x = {.data = data, .dst = dst, .bytes = (uint32_t)bytes, .line = s->line};
+    sim_shadow_write(s, rank, dst, (unsigned)bytes, insn, 1);
+    x.seq = ++m->seq;
+    const unsigned col = mbar_col(rank, m);
+    for (uint32_t k = 0; k < x.bytes; ++k)
+        b->sh[dst + k].w_thr = (uint16_t)col, b->sh[dst + k].w_clk = x.seq;
+    if (m->ntma == m->cap_tma)
+        m->tma = grow(m->tma, &m->cap_tma, sizeof *m->tma);
+    m->tma[m->ntma++] = x;
+    mbar_progress(rank, m);
+}
+
+/* The cache policies the simulator takes (fattn_prim_sm90.h's FATTN_L2_*). */
+static int policy_known(unsigned long long p)
+{
+    return p == 0x1000000000000000ull || p == 0x12F0000000000000ull || p == 0x14F0000000000000ull;
+}
+
+void sim_api_tma_load_ex(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar,
+                         int multicast, unsigned mask, unsigned long long policy)
+{
+    const char *insn = multicast ? "cp.async.bulk.tensor.multicast::cluster" : "cp.async.bulk.tensor";
     sim_thread *t = sim_me();
-    sim_block *b = &S->blocks[t->rank];
-    const fattn_tmap *tm = tmap_of(&s, map, insn);
-    sim_mbar *m = tm ? mbar_find(&s, mbar, insn) : NULL;
-    if (!m || tma_coords(&s, tm, coord, rank, insn))
+    const unsigned all = (1u << S->l->cluster) - 1u;
+    if (!multicast)
+        mask = 1u << t->rank;
+    if (!mask || mask & ~all) {
+        fault(FATTN_SIMK_INVALID_OPERAND, &s, insn, dst, "%s with ctaMask 0x%x in a cluster of %u blocks", insn, mask,
+              S->l->cluster);
         return;
-    fattn_sim_smem sm = {b->smem, S->l->smem_bytes};
+    }
+    if (policy && !policy_known(policy)) {
+        fault(FATTN_SIMK_INVALID_OPERAND, &s, insn, dst,
+              "%s with cache policy 0x%llx, none of FATTN_L2_EVICT_{NORMAL,FIRST,LAST}", insn, policy);
+        return;
+    }
+    const fattn_tmap *tm = tmap_of(&s, map, insn);
+    if (!tm || tma_coords(&s, tm, coord, rank, insn))
+        return;
+    sim_mbar *m[32] = {0};
+    for (unsigned r = 0; r < S->l->cluster; ++r) {
+        if (!(mask >> r & 1u))
+            continue;
+        if (block_gone(r)) {
+            finding_exited(&s, insn, r, dst);
+            return;
+        }
+        if (!(m[r] = mbar_find_in(&s, r, mbar, insn)))
+            return;
+    }
+    fattn_sim_smem sm = {S->blocks[t->rank].smem, S->l->smem_bytes}; /* every block has the launch's size */
     fattn_sim_fault f;
     const long bytes = fattn_sim_tma_check(&sm, dst, tm, &f);
     if (bytes < 0) {
         fault_of(&f, &s, insn);
         return;
     }
-    /* The box as it will lie at dst (the swizzle repeats at dst's alignment). */
-    sim_tma x = {.data = malloc((size_t)bytes), .dst = dst, .bytes = (uint32_t)bytes, .line = s.line};
-    if (!x.data) {
+    /* The box as it will lie at dst (the swizzle repeats at dst's alignment),
+     * the same in every block it lands in. */
+    uint8_t *staged = malloc((size_t)bytes);
+    if (!staged) {
         fattn_error(FATTN_EFAIL, "simulator: out of memory");
         abort();
     }
-    fattn_sim_smem stage = {x.data, (uint32_t)bytes};
+    fattn_sim_smem stage = {staged, (uint32_t)bytes};
     fattn_sim_tma_load(&stage, 0, tm, coord, &f); /* coord: the map's rank of them (tma_coords) */
-    /* Its writes: checked against earlier accesses from the issuer's view,
-     * pending, stamped as the mbarrier's agent. */
-    sim_shadow_write(&s, t->rank, dst, (unsigned)bytes, insn, 1);
-    x.seq = ++m->seq;
-    const unsigned col = mbar_col(t, m);
-    for (uint32_t k = 0; k < x.bytes; ++k)
-        b->sh[dst + k].w_thr = (uint16_t)col, b->sh[dst + k].w_clk = x.seq;
-    if (m->ntma == m->cap_tma)
-        m->tma = grow(m->tma, &m->cap_tma, sizeof *m->tma);
-    m->tma[m->ntma++] = x;
-    mbar_progress(t->rank, m);
+    for (unsigned r = 0, left = mask; r < S->l->cluster; ++r) {
+        if (!m[r])
+            continue;
+        left &= ~(1u << r);
+        uint8_t *data = staged;
+        if (left) { /* more to land: each landing owns its copy */
+            data = malloc((size_t)bytes);
+            if (!data) {
+                fattn_error(FATTN_EFAIL, "simulator: out of memory");
+                abort();
+            }
+            memcpy(data, staged, (size_t)bytes);
+        }
+        tma_land(&s, r, m[r], dst, data, bytes, insn);
+    }
+}
+
+void sim_api_tma_load(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar)
+{
+    sim_api_tma_load_ex(s, dst, map, coord, rank, mbar, 0, 0, 0);
 }
 
 static int bulk_col(sim_thread *t)

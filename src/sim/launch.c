@@ -34,6 +34,7 @@ static const char *const kind_names[FATTN_SIMK_KINDS] = {
     "wgmma_early_access",
     "wgmma_unordered",
     "output_rewritten",
+    "cluster_exited",
 };
 
 const char *fattn_sim_kind_name(int kind)
@@ -950,6 +951,8 @@ static const fattn_sim_api api = {
     .bulk_wait_read = sim_api_bulk_wait_read,
     .bar_named = sim_api_bar_named,
     .setmaxnreg = sim_api_setmaxnreg,
+    .tma_load_ex = sim_api_tma_load_ex,
+    .mbar_arrive_cluster = sim_api_mbar_arrive_cluster,
 };
 
 /* ---- the launch ---- */
@@ -964,6 +967,8 @@ static void thread_main(void *arg)
         l->entry(S->bufs[0].base, S->bufs[1].base, S->bufs[2].base, S->bufs[3].base, l->batch, l->heads, l->seqlen,
                  l->scale);
     retire(t, 0, 1); /* copies still in flight land after the thread exits */
+    if (l->sm90)
+        sim_hopper_exit(t);
     t->state = T_DONE;
 }
 

@@ -88,6 +88,7 @@ enum fattn_sim_kind {
     FATTN_SIMK_WGMMA_EARLY,
     FATTN_SIMK_WGMMA_UNORDERED,
     FATTN_SIMK_OUTPUT_REWRITTEN,
+    FATTN_SIMK_CLUSTER_EXITED, /* an arrival or multicast into a block of the cluster not ordered before its exit */
     FATTN_SIMK_KINDS,
 };
 

@@ -146,6 +146,12 @@ typedef struct sim_block {
     unsigned bulk_owner[SIM_BULK_AGENTS]; /* gtid + 1 of each TMA-store column's thread */
     uint32_t bulk_seq[SIM_BULK_AGENTS];
     unsigned regs_used; /* setmaxnreg: registers of the block's warpgroups */
+    /* Its life in the cluster: threads exited, the join of their clocks at
+     * exit, and per column the last arrival from another block (clock and
+     * site), which must be ordered before some thread's exit. */
+    unsigned exited;
+    uint32_t *exit_vc, *remote_vc;
+    fattn_sim_site *remote_site;
     /* wgmma in turn: the last issue's warpgroup (-1 none), thread, its own
      * clock then, and line */
     int turn_wg;
@@ -308,5 +314,10 @@ void sim_api_bulk_commit(fattn_sim_site s);
 void sim_api_bulk_wait_read(fattn_sim_site s, int n);
 void sim_api_bar_named(fattn_sim_site s, unsigned id, unsigned count, int wait);
 void sim_api_setmaxnreg(fattn_sim_site s, unsigned count, int inc);
+void sim_api_tma_load_ex(fattn_sim_site s, unsigned dst, const void *map, const int *coord, int rank, unsigned mbar,
+                         int multicast, unsigned mask, unsigned long long policy);
+void sim_api_mbar_arrive_cluster(fattn_sim_site s, unsigned addr);
+/* A thread of an sm_90 launch returns: its block's exit, once all have. */
+void sim_hopper_exit(sim_thread *t);
 
 #endif

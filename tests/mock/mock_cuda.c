@@ -499,6 +499,24 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     return enqueue(s, &e);
 }
 
+/* cuLaunchKernelEx: the launch of its config; a cluster dimension
+ * attribute must divide the grid. */
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    NEED_CTX("cuLaunchKernelEx");
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < c->numAttrs; ++i)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            const unsigned x = c->attrs[i].value.clusterDim.x, y = c->attrs[i].value.clusterDim.y,
+                           z = c->attrs[i].value.clusterDim.z;
+            if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z || x * y * z > 8)
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        }
+    return cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                          c->sharedMemBytes, c->hStream, params, extra);
+}
+
 /* A kernel of another library (the mock cuDNN) taking `us` on stream s:
  * captured like a launch, or run. */
 CUresult mock_cuda_external(CUstream s, double us);
