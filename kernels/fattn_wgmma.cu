@@ -10,7 +10,18 @@
  * tiles x, x + grid, ... (tile t: head t / row blocks, its row blocks last
  * first when causal); SCHED=2 (lpt, causal only): the same loop over the
  * tiles longest first across heads and batches (tile t: row block
- * blocks - 1 - t / (B H), head t % (B H)). A block's barriers, ring and
+ * blocks - 1 - t / (B H), head t % (B H)). CLUSTER=2 (non-causal, D = 128,
+ * SCHED=0): clusters of two blocks along x (compiled in), the grid's x
+ * rounded up to pairs: the two row blocks of a pair read the same key
+ * tiles, and each block's producer loads one of a tile's two 64-column
+ * boxes of K and of V, multicast to both blocks (each block's full barrier
+ * counts the whole tile); a slot's empty barrier counts the releases of
+ * both blocks' consumers, each consumer releasing the slot in both blocks;
+ * K and V loads hint L2 to keep them (EVICT_LAST), Q's to drop it
+ * (EVICT_FIRST); a block past S (the pair's second when the row blocks
+ * are odd) loads its boxes and computes nothing, its consumer 0 following
+ * the phases and releasing the slots as if it read them; a cluster barrier
+ * after the inits and before any block exits. A block's barriers, ring and
  * phases run on from tile to tile: the producer loads the next tile's K
  * and V while the consumers finish the last one, and its Q once every
  * consumer's O store has read the Q tile it was staged in (mbarrier Q
@@ -45,12 +56,12 @@
  *         ceil(BLOCK_N / 64) boxes of 64 x 64
  *   mbarriers: Q full, then K full, K empty, V full, V empty per slot,
  *   then Q empty (SCHED > 0). An empty barrier counts one arrival per
- *   active consumer warpgroup (SCHED=0: those with a row below S; the
- *   others exit) or per consumer warpgroup (SCHED > 0: one whose rows of a
- *   tile all lie past S follows the tile's phases without reading and
- *   releases what it would have read, so that its waits stay in step with
- *   the barriers over the block's next tiles: a parity wait cannot tell a
- *   phase from the one two uses earlier).
+ *   active consumer warpgroup (SCHED=0: those with a row below S, in each
+ *   block of the cluster; the others exit) or per consumer warpgroup
+ *   (SCHED > 0: one whose rows of a tile all lie past S follows the tile's
+ *   phases without reading and releases what it would have read, so that
+ *   its waits stay in step with the barriers over the block's next tiles:
+ *   a parity wait cannot tell a phase from the one two uses earlier).
  */
 #include <cuda_fp16.h>
 #include "fattn_gmma.h"
@@ -82,6 +93,9 @@
 #if !defined(SCHED) && defined(FATTN_SCHED)
 #define SCHED FATTN_SCHED
 #endif
+#if !defined(CLUSTER) && defined(FATTN_CLUSTER)
+#define CLUSTER FATTN_CLUSTER
+#endif
 #if !defined(CAUSAL) && defined(FATTN_CAUSAL)
 #define CAUSAL FATTN_CAUSAL
 #endif
@@ -109,6 +123,9 @@
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
 #ifndef CAUSAL
 #define CAUSAL 0
 #endif
@@ -123,6 +140,17 @@ static_assert(STAGES >= 1 && STAGES <= 4, "STAGES: 1 to 4");
 static_assert(OVERLAP == 0 || OVERLAP == 1, "OVERLAP: 0 or 1");
 static_assert(PINGPONG == 0 || (PINGPONG == 1 && BLOCK_M >= 128), "PINGPONG: 0, or 1 with two or more consumers");
 static_assert(SCHED == 0 || SCHED == 1 || (SCHED == 2 && CAUSAL), "SCHED: 0 (tile), 1 (persistent), 2 (lpt, causal)");
+static_assert(CLUSTER == 1 || (CLUSTER == 2 && !CAUSAL && HEAD_DIM == 128 && SCHED == 0),
+              "CLUSTER: 1, or 2 (non-causal, D = 128, SCHED 0)");
+
+/* The blocks of a cluster, compiled in (a plain launch); the simulator
+ * reads FATTN_CLUSTER_X. */
+#define FATTN_CLUSTER_X CLUSTER
+#if CLUSTER > 1
+#define WG_CLUSTER_DIMS __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define WG_CLUSTER_DIMS
+#endif
 
 #define CONSUMERS (BLOCK_M / 64)
 #define D_BOXES   (HEAD_DIM / 64)
@@ -237,10 +265,42 @@ __device__ __forceinline__ wg_tile tile_of(int t, int row_blocks, int bhs, int h
 #endif
 }
 
-/* Consumers with a row below S at the tile from m0 (the others idle). */
+/* Consumers with a row below S at the tile from m0 (the others idle; with
+ * CLUSTER > 1, none in a block past S, whose consumer 0 follows the
+ * phases: idle_tile). */
 __device__ __forceinline__ int active_of(int m0, int seqlen)
 {
-    return min(CONSUMERS, (seqlen - m0 + 63) / 64);
+    const int a = min(CONSUMERS, (seqlen - m0 + 63) / 64);
+    return CLUSTER > 1 ? max(a, 0) : a;
+}
+
+/* One 64-column box x of a K or V tile into dst: CLUSTER=1 every box;
+ * CLUSTER > 1 the boxes x of this block's rank (x % CLUSTER), each
+ * multicast to every block of the cluster and kept in L2 for them. */
+__device__ __forceinline__ void load_kv(unsigned dst, const fattn_tensormap *tm, unsigned bar, int x, int row, int bh,
+                                        int rank)
+{
+#if CLUSTER > 1
+    if (x % CLUSTER == rank)
+        tma_load_3d_multicast(dst, tm, bar, 64 * x, row, bh, (unsigned short)((1u << CLUSTER) - 1u),
+                              FATTN_L2_EVICT_LAST);
+#else
+    (void)rank;
+    tma_load_3d(dst, tm, bar, 64 * x, row, bh);
+#endif
+}
+
+/* A slot's release, by consumer thread t < CLUSTER: CLUSTER=1 thread 0 on
+ * the block's own empty barrier; CLUSTER > 1 thread t on block t's, whose
+ * producer multicasts into this block's slot too. */
+__device__ __forceinline__ void release(unsigned bar, int t)
+{
+#if CLUSTER > 1
+    mbar_arrive_cluster(cluster_map(bar, (unsigned)t));
+#else
+    (void)t;
+    mbar_arrive(bar);
+#endif
 }
 
 /* Key tile i's slot in the ring, and the parity of the phase it fills
@@ -260,7 +320,7 @@ __device__ __forceinline__ unsigned parity_of(int i)
  * read their Q tiles), then K and V of every key tile through the ring. */
 __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn_tensormap *tm_k,
                                         const fattn_tensormap *tm_v, unsigned base, wg_bars b, int first, int stride,
-                                        int total, int row_blocks, int bhs, int heads, int seqlen)
+                                        int total, int row_blocks, int bhs, int heads, int seqlen, int rank)
 {
     int ring = 0; /* key tiles loaded for the block's earlier tiles */
     for (int t = first, j = 0; t < total; t += stride, ++j) {
@@ -271,7 +331,12 @@ __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn
         mbar_arrive_expect_tx(b.q_full(), active * D_BOXES * BOX_BYTES);
         for (int c = 0; c < active; ++c)
             for (int x = 0; x < D_BOXES; ++x)
+#if CLUSTER > 1
+                tma_load_3d_hint(base + (c * D_BOXES + x) * BOX_BYTES, tm_q, b.q_full(), 64 * x, tile.m0 + 64 * c,
+                                 tile.bh, FATTN_L2_EVICT_FIRST);
+#else
                 tma_load_3d(base + (c * D_BOXES + x) * BOX_BYTES, tm_q, b.q_full(), 64 * x, tile.m0 + 64 * c, tile.bh);
+#endif
         for (int i = 0; i < tiles; ++i) {
             const int g = ring + i, s = slot_of(g);
             const unsigned ph = parity_of(g);
@@ -281,12 +346,12 @@ __device__ __forceinline__ void produce(const fattn_tensormap *tm_q, const fattn
                 wait_phase(b.k_empty(s), ph ^ 1u);
             mbar_arrive_expect_tx(b.k_full(s), KV_BYTES);
             for (int x = 0; x < D_BOXES; ++x)
-                tma_load_3d(k + x * BLOCK_N * 128, tm_k, b.k_full(s), 64 * x, i * BLOCK_N, tile.bh);
+                load_kv(k + x * BLOCK_N * 128, tm_k, b.k_full(s), x, i * BLOCK_N, tile.bh, rank);
             if (g >= STAGES)
                 wait_phase(b.v_empty(s), ph ^ 1u);
             mbar_arrive_expect_tx(b.v_full(s), KV_BYTES);
             for (int x = 0; x < D_BOXES; ++x)
-                tma_load_3d(v + x * BLOCK_N * 128, tm_v, b.v_full(s), 64 * x, i * BLOCK_N, tile.bh);
+                load_kv(v + x * BLOCK_N * 128, tm_v, b.v_full(s), x, i * BLOCK_N, tile.bh, rank);
         }
         ring += tiles;
     }
@@ -492,8 +557,8 @@ __device__ __forceinline__ void pv_retired(const wg_consumer &w, wg_bars b, int 
     issue_pv(w, o, p, s);
     turn_pass(w, last);
     wgmma_wait<0>(o);
-    if (t == 0)
-        mbar_arrive(b.v_empty(s));
+    if (t < CLUSTER)
+        release(b.v_empty(s), t);
 }
 
 /* One key tile i without overlap: S = Q K^T, wait, the softmax, P V, wait
@@ -509,8 +574,8 @@ __device__ __forceinline__ void step(const wg_consumer &w, wg_bars b, int t, int
     issue_qk(w, acc, s);
     turn_pass(w, false);
     wgmma_wait<0>(acc);
-    if (t == 0)
-        mbar_arrive(b.k_empty(s));
+    if (t < CLUSTER)
+        release(b.k_empty(s), t);
     softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
     rescale(o, corr);
     stage_p(w, acc, p);
@@ -547,11 +612,11 @@ __device__ __forceinline__ void overlap_step(const wg_consumer &w, wg_bars b, in
     turn_pass(w, false);
     wgmma_wait<1>(acc); /* S(i); P(i-1) V(i-1) still runs */
     softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);
-    if (t == 0 && after_all(row_sum))
-        mbar_arrive(b.k_empty(s));
+    if (t < CLUSTER && after_all(row_sum))
+        release(b.k_empty(s), t);
     wgmma_wait<0>(o);
-    if (t == 0)
-        mbar_arrive(b.v_empty(sp));
+    if (t < CLUSTER)
+        release(b.v_empty(sp), t);
     stage_p(w, acc, p);
 }
 
@@ -587,8 +652,8 @@ __device__ __forceinline__ void consume_tile(const fattn_tensormap *tm_o, unsign
     issue_qk(w, acc, s0);
     turn_pass(w, false);
     wgmma_wait<0>(acc);
-    if (t == 0)
-        mbar_arrive(b.k_empty(s0));
+    if (t < CLUSTER)
+        release(b.k_empty(s0), t);
     softmax<true>(w, acc, 0, row_max, row_sum, corr);
     stage_p(w, acc, p);
     const int plain = max(1, unmasked_tiles(w, tiles));
@@ -640,20 +705,25 @@ __device__ __forceinline__ void consume_tile(const fattn_tensormap *tm_o, unsign
 /* SCHED > 0, a consumer whose rows of the block's j-th tile all lie past
  * S: it waits for each of the tile's phases in order (Q's, then each key
  * tile's K and V) and releases each slot as if it had read it, so that its
- * parity waits on the block's next tiles see the phases they mean. */
+ * parity waits on the block's next tiles see the phases they mean.
+ * CLUSTER > 1, consumer 0 of a block past S (the grid rounded up to whole
+ * clusters) does the same for the block's one tile: the other blocks'
+ * multicasts into this block have landed before its producer arms a slot
+ * again (an arrival on a phase still waiting for its bytes would be one
+ * too many) and before the block exits. */
 __device__ __forceinline__ void idle_tile(wg_bars b, int t, int ring, int tiles, int j)
 {
     wait_phase(b.q_full(), (unsigned)j & 1u);
     for (int i = 0; i < tiles; ++i) {
         const int g = ring + i, s = slot_of(g);
         wait_phase(b.k_full(s), parity_of(g));
-        if (t == 0)
-            mbar_arrive(b.k_empty(s));
+        if (t < CLUSTER)
+            release(b.k_empty(s), t);
         wait_phase(b.v_full(s), parity_of(g));
-        if (t == 0)
-            mbar_arrive(b.v_empty(s));
+        if (t < CLUSTER)
+            release(b.v_empty(s), t);
     }
-    if (t == 0)
+    if (SCHED && t == 0)
         mbar_arrive(b.q_empty());
 }
 
@@ -684,14 +754,14 @@ __device__ __forceinline__ void consume(const fattn_tensormap *tm_o, unsigned ba
         if (c < w.active) {
             w.m0 = tile.m0, w.row0 = tile.m0 + 64 * c + 16 * w.warp + w.lane / 4, w.ring = ring;
             consume_tile(tm_o, base, sm, b, w, t, tile.bh, tiles, j);
-        } else if (SCHED) {
+        } else if (SCHED || (CLUSTER > 1 && w.active == 0 && c == 0)) {
             idle_tile(b, t, ring, tiles, j);
         }
         ring += tiles;
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
+extern "C" __global__ void WG_CLUSTER_DIMS __launch_bounds__(FATTN_THREADS, 1)
     fattn_wgmma(const __grid_constant__ fattn_tensormap tm_q, const __grid_constant__ fattn_tensormap tm_k,
                 const __grid_constant__ fattn_tensormap tm_v, const __grid_constant__ fattn_tensormap tm_o, int batch,
                 int heads, int seqlen, float scale)
@@ -711,9 +781,19 @@ extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
      * keeps a consumer's descriptors in uniform registers. */
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     /* An empty barrier's arrivals: SCHED=0, the block's one tile's active
-     * consumers (the idle ones exit); else every consumer (the idle ones of
-     * a tile follow its phases). */
+     * consumers (the idle ones exit), and with CLUSTER > 1 those of every
+     * block of the cluster (row blocks blockIdx.x - rank + r; a block past
+     * S has one, its consumer 0 following the phases); else every consumer
+     * (the idle ones of a tile follow its phases). */
+#if CLUSTER > 1
+    const int rank = (int)cluster_rank();
+    int releases = 0;
+    for (int r = 0; r < CLUSTER; ++r)
+        releases += max(active_of(((int)blockIdx.x - rank + r) * BLOCK_M, seqlen), 1);
+#else
+    const int rank = 0;
     const int releases = SCHED ? CONSUMERS : active_of(tile_of(0, row_blocks, bhs, heads).m0, seqlen);
+#endif
     if (threadIdx.x == 0) {
         mbar_init(b.q_full(), 1);
         for (int s = 0; s < STAGES; ++s) {
@@ -726,13 +806,20 @@ extern "C" __global__ void __launch_bounds__(FATTN_THREADS, 1)
             mbar_init(b.q_empty(), CONSUMERS);
         fence_mbarrier_init();
     }
+#if CLUSTER > 1
+    cluster_sync(); /* every block's barriers initialized before another block's loads and releases reach them */
+#else
     __syncthreads();
+#endif
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce(&tm_q, &tm_k, &tm_v, base, b, first, stride, total, row_blocks, bhs, heads, seqlen);
+            produce(&tm_q, &tm_k, &tm_v, base, b, first, stride, total, row_blocks, bhs, heads, seqlen, rank);
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
         consume(&tm_o, base, sm, b, wg - 1, first, stride, total, row_blocks, bhs, heads, seqlen, scale);
     }
+#if CLUSTER > 1
+    cluster_sync(); /* no block exits while another may still release its slots or load into them */
+#endif
 }

@@ -223,6 +223,9 @@ class FattnKernel:
         # SCHED > 0 (the wgmma family's persistent schedules): min(SMs, tiles) blocks along x, each
         # looping over its tiles, as the export's grid rule and launcher say.
         self.sched = int(desc["config"].get("SCHED", 0))
+        # CLUSTER > 1 (the wgmma family's multicast, compiled in): the row blocks rounded up to whole
+        # clusters, as the export's grid rule says.
+        self.cluster = int(desc["config"].get("CLUSTER", 1))
         self.sms = sms
         # A family's parameter list where it differs from attention's pointers (tensor maps); its maps
         # are built once per set of tensors, as fattn-tune's engine and exported launcher build them.
@@ -264,6 +267,7 @@ class FattnKernel:
         params = (ctypes.c_void_p * len(args))(*[a.ptr if isinstance(a, TensorMap) else
                                                    ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
         grid = (s + self.block_m - 1) // self.block_m * self.split_kv
+        grid = (grid + self.cluster - 1) // self.cluster * self.cluster
         if self.sched:
             grid, h, b = min(self.sms, grid * h * b), 1, 1
         self.drv.check(self.drv.cuLaunchKernel(self.fn, grid, h, b, self.threads, 1, 1, self.smem,

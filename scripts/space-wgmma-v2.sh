@@ -4,7 +4,9 @@
 # of 4,16,2048,128 causal and not (2026-11-28, committed under docs/device/)
 # prune search/space-wgmma.json (scripts/prune_space.py: a value stays when
 # a configuration holding it measured within 10% of its search's best), and
-# SCHED, which those searches predate, keeps every value. Prints the space;
+# SCHED, which those searches predate, keeps every value; CLUSTER keeps its
+# default, 1 (the ablation measures 2 beside the best: the device command's
+# time does not hold a search of both). Prints the space;
 # tests/scripts/space-speed.sh holds the committed file to it.
 #
 #   scripts/space-wgmma-v2.sh > search/space-wgmma-v2.json

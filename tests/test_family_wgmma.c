@@ -212,6 +212,34 @@ static void gates(void)
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
     config("wgmma-bm192-bn112-s2-rs0-sc1", &c);
     CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_REGISTER_BUDGET);
+    /* CLUSTER 2: non-causal, D = 128, SCHED 0 only (each refusal says
+     * why); the row blocks rounded up to whole clusters, the simulator's
+     * sampling a cluster's rows at a time, the shared memory unchanged. */
+    config("wgmma-bm64-bn64-s2-rs1-cl2", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_NONE);
+    const fattn_shape odd = {1, 2, 130, 128, 0}; /* 3 row blocks of 64 */
+    fattn_launch pair, single;
+    wg->launch(&c, &odd, 132, &pair);
+    CHECK_INT(pair.grid[0], 4);
+    CHECK_INT(pair.cluster, 2);
+    CHECK_INT(pair.rows_per_block, 128);
+    config("wgmma-bm64-bn64-s2-rs1", &c);
+    wg->launch(&c, &odd, 132, &single);
+    CHECK_INT(single.grid[0], 3);
+    CHECK_INT(single.cluster, 1);
+    CHECK_INT(pair.smem, single.smem);
+    config("wgmma-bm64-bn64-s2-rs1-cl2", &c);
+    s.causal = 1;
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_TILING);
+    CHECK_CONTAINS(v.detail, "causal row blocks read different numbers of key tiles");
+    s.causal = 0;
+    s.head_dim = 64;
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_TILING);
+    CHECK_CONTAINS(v.detail, "D = 64 is one box");
+    s.head_dim = 128;
+    config("wgmma-bm64-bn64-s2-rs1-sc1-cl2", &c);
+    CHECK_INT(fattn_gates_static(&in, &v, NULL), FATTN_R_TILING);
+    CHECK_CONTAINS(v.detail, "a persistent schedule (SCHED > 0) does not pair its tiles");
 }
 
 /* Writes a cubin's SASS (nvdisasm -c through $FATTN_NVDISASM, fetched by
@@ -598,8 +626,8 @@ static void sass_plants(void)
     m = cJSON_GetObjectItemCaseSensitive(j, "main");
     CHECK(m && count_of(m, "wait_group_1") == 0);
     cJSON_Delete(j);
-    dir =
-        t_family_plant(wg, tmp_root, "sass-unguarded", "    if (t == 0 && after_all(row_sum))\n", "    if (t == 0)\n");
+    dir = t_family_plant(wg, tmp_root, "sass-unguarded", "    if (t < CLUSTER && after_all(row_sum))\n",
+                         "    if (t < CLUSTER)\n");
     j = dir ? compiled_loop(dir, &c, 128, 1) : NULL;
     m = cJSON_GetObjectItemCaseSensitive(j, "main");
     CHECK(m && 2 * count_of(m, "ex2_between_waits") < count_of(m, "MUFU.EX2"));
@@ -611,6 +639,7 @@ typedef struct plant {
     int causal;
     char verdict[24]; /* an array: GCC's sanitizer build otherwise takes it for a possible NULL in CHECK_STR */
     int seqlen;       /* 0: 130 */
+    int head_dim;     /* 0: 64 */
 } plant;
 
 #define RS1        "wgmma-bm128-bn64-s2-rs1"
@@ -622,30 +651,39 @@ typedef struct plant {
 #define PP_OV1_RS0 "wgmma-bm128-bn64-s2-rs0-ov1-pp1"
 #define SC1        "wgmma-bm128-bn64-s2-rs1-ov1-sc1"
 #define SC2        "wgmma-bm128-bn64-s2-rs1-ov1-sc2"
+#define CL2        "wgmma-bm128-bn64-s2-rs1-ov1-cl2" /* at D = 128, non-causal */
+#define CL2_64     "wgmma-bm64-bn64-s2-rs1-cl2"
+
+/* idle_tile's wait for a K phase before it releases the slot, and without */
+#define IDLE_K_WAIT    "        wait_phase(b.k_full(s), parity_of(g));\n        if (t < CLUSTER)\n"
+#define IDLE_K_NO_WAIT "        if (t < CLUSTER)\n"
 
 /* overlap_step's waits and releases, as the kernel has them and planted */
 #define OV_SOFTMAX                                                                                                     \
-    "    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);\n    if (t == 0 && after_all(row_sum))\n"         \
-    "        mbar_arrive(b.k_empty(s));\n    wgmma_wait<0>(o);\n"
-#define OV_WAITS        OV_SOFTMAX "    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n"
-#define OV_WAITS_V_AT_1 "    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n" OV_SOFTMAX
+    "    softmax<MASK>(w, acc, i * BLOCK_N, row_max, row_sum, corr);\n    if (t < CLUSTER && after_all(row_sum))\n"    \
+    "        release(b.k_empty(s), t);\n    wgmma_wait<0>(o);\n"
+#define OV_WAITS        OV_SOFTMAX "    if (t < CLUSTER)\n        release(b.v_empty(sp), t);\n"
+#define OV_WAITS_V_AT_1 "    if (t < CLUSTER)\n        release(b.v_empty(sp), t);\n" OV_SOFTMAX
 #define OV_P_STAGE                                                                                                     \
-    "    wgmma_wait<0>(o);\n    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n    stage_p(w, acc, p);\n"
+    "    wgmma_wait<0>(o);\n    if (t < CLUSTER)\n        release(b.v_empty(sp), t);\n    stage_p(w, acc, p);\n"
 #define OV_P_STAGE_EARLY                                                                                               \
-    "    stage_p(w, acc, p);\n    wgmma_wait<0>(o);\n    if (t == 0)\n        mbar_arrive(b.v_empty(sp));\n"
+    "    stage_p(w, acc, p);\n    wgmma_wait<0>(o);\n    if (t < CLUSTER)\n        release(b.v_empty(sp), t);\n"
 
 static const plant plants[] = {
     /* the K slot released before the wgmma reading it has retired: the
      * next load of the slot overwrites what the wgmma reads */
-    {"release-early", "    wgmma_wait<0>(acc);\n    if (t == 0)\n        mbar_arrive(b.k_empty(s));\n",
-     "    if (t == 0)\n        mbar_arrive(b.k_empty(s));\n    wgmma_wait<0>(acc);\n", RS1, 1, "race_war"},
+    {"release-early", "    wgmma_wait<0>(acc);\n    if (t < CLUSTER)\n        release(b.k_empty(s), t);\n    softmax",
+     "    if (t < CLUSTER)\n        release(b.k_empty(s), t);\n    wgmma_wait<0>(acc);\n    softmax", RS1, 1,
+     "race_war"},
     /* Q's phase completes on half its bytes: the epilogue writes over a
      * box still landing */
     {"q-half", "mbar_arrive_expect_tx(b.q_full(), active * D_BOXES * BOX_BYTES);",
      "mbar_arrive_expect_tx(b.q_full(), active * D_BOXES * BOX_BYTES / 2);", RS1, 1, "race_waw"},
-    /* the producer waits on the wrong phase of a slot's release */
+    /* the producer waits on the wrong phase of a slot's release: it arms
+     * the slot's full barrier again while its first phase still waits for
+     * its bytes (the simulator lands them when a wait observes the phase) */
     {"empty-parity", "            wait_phase(b.k_empty(s), ph ^ 1u);", "            wait_phase(b.k_empty(s), ph);", RS1,
-     1, "deadlock"},
+     1, "invalid_operand"},
     /* S never retired: the slot is released and reloaded under the wgmma */
     {"s-unwaited", "    issue_qk(w, acc, s);\n    turn_pass(w, false);\n    wgmma_wait<0>(acc);\n",
      "    issue_qk(w, acc, s);\n    turn_pass(w, false);\n", RS1, 1, "race_war"},
@@ -707,17 +745,18 @@ static const plant plants[] = {
      "        if (SCHED)\n            mbar_arrive(b.q_empty());\n        bulk_wait_read<0>();\n", SC1, 0, "race_war"},
     /* SCHED: a consumer idle in a tail tile releases its slots without
      * following the tile's phases: its arrivals count towards phases not yet
-     * open, and the block's barriers fall out of step */
-    {"idle-skips-phases", "        } else if (SCHED) {\n            idle_tile(b, t, ring, tiles, j);\n        }",
+     * open, and the producer arms a slot whose bytes have not landed */
+    {"idle-skips-phases",
+     "        } else if (SCHED || (CLUSTER > 1 && w.active == 0 && c == 0)) {\n            idle_tile(b, t, ring, "
+     "tiles, j);\n        }",
      "        } else if (t == 0) {\n            for (int i = 0; i < tiles; ++i) {\n"
      "                mbar_arrive(b.k_empty(slot_of(ring + i)));\n"
      "                mbar_arrive(b.v_empty(slot_of(ring + i)));\n            }\n"
      "            mbar_arrive(b.q_empty());\n        }",
-     SC1, 1, "deadlock"},
+     SC1, 1, "invalid_operand"},
     /* ... or releases a slot before the phase that fills it: its arrival
      * counts towards the slot's earlier use, completing it early */
-    {"idle-release-early", "        wait_phase(b.k_full(s), parity_of(g));\n        if (t == 0)\n",
-     "        if (t == 0)\n", SC1, 1, "race_waw"},
+    {"idle-release-early", IDLE_K_WAIT, IDLE_K_NO_WAIT, SC1, 1, "race_waw"},
     /* SCHED=2: an LPT order that repeats one tile and skips another */
     {"lpt-repeat", "return {(row_blocks - 1 - t / bhs) * BLOCK_M, t % bhs};",
      "return {(row_blocks - 1 - t / (bhs + 1)) * BLOCK_M, t % bhs};", SC2, 1, "output_rewritten"},
@@ -725,6 +764,29 @@ static const plant plants[] = {
      * never stored (the output's poison reaches the comparison) */
     {"sched-skip", "stride = (int)gridDim.x, total = row_blocks * bhs;",
      "stride = (int)gridDim.x, total = row_blocks * bhs - 1;", SC1, 1, "numerics"},
+    /* CLUSTER (D = 128, S = 130: a cluster of the row blocks of two and of
+     * one active consumers): a slot's arrivals counted from the block's own
+     * tile only (twice), not from each block's */
+    {"cluster-count-own-tile", "releases += max(active_of(((int)blockIdx.x - rank + r) * BLOCK_M, seqlen), 1);",
+     "releases += max(active_of((int)blockIdx.x * BLOCK_M, seqlen), 1);", CL2, 0, "deadlock", 0, 128},
+    /* CLUSTER, 3 row blocks of 64 (the grid rounded up to 4): the block
+     * past S releases K without waiting for the phase that lands it in
+     * that block, and its producer arms the slot again while the bytes of
+     * its last use are still landing */
+    {"cluster-past-s-unwaited", IDLE_K_WAIT, IDLE_K_NO_WAIT, CL2_64, 0, "invalid_operand", 0, 128},
+    /* CLUSTER (S = 256: both blocks' consumers all active, so that the
+     * counts still add up): a consumer releasing the slot in its own block
+     * only: the other block's producer multicasts over a slot it reads */
+    {"cluster-release-own", "mbar_arrive_cluster(cluster_map(bar, (unsigned)t));",
+     "mbar_arrive_cluster(cluster_map(bar, cluster_rank()));", CL2, 0, "race_waw", 256, 128},
+    /* CLUSTER: a block exiting while the other may still release its slots */
+    {"cluster-exit-unsynced",
+     "    cluster_sync(); /* no block exits while another may still release its slots or load into them */\n", "", CL2,
+     0, "cluster_exited", 0, 128},
+    /* CLUSTER: each block's boxes multicast to itself only: half of every
+     * tile never arrives */
+    {"cluster-mask-self", "(unsigned short)((1u << CLUSTER) - 1u)", "(unsigned short)(1u << rank)", CL2, 0, "deadlock",
+     0, 128},
 };
 
 static void planted_bugs(void)
@@ -732,7 +794,7 @@ static void planted_bugs(void)
     const fattn_sim_inputs in = {.seed = 9};
     for (size_t i = 0; i < sizeof plants / sizeof *plants; ++i) {
         const plant *p = &plants[i];
-        const fattn_shape s = {1, 2, p->seqlen ? p->seqlen : 130, 64, p->causal};
+        const fattn_shape s = {1, 2, p->seqlen ? p->seqlen : 130, p->head_dim ? p->head_dim : 64, p->causal};
         t_case = p->name;
         CHECK_STR(t_family_plant_caught(wg, tmp_root, cache, p->name, p->from, p->to, p->key, &s, &in, p->verdict),
                   "caught");

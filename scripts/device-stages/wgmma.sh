@@ -7,8 +7,8 @@
 #
 # The wgmma family (warp-specialised wgmma + TMA attention) on the GPU, one
 # ordered list whose first failure stops the rest with its log: the
-# primitives bit for bit (the cluster's, which no configuration uses yet,
-# reported without stopping the stage), every tensor map of the family's space through the
+# primitives bit for bit (the cluster's reported without stopping the stage:
+# see wgmma_no_cluster), every tensor map of the family's space through the
 # driver, the simplest configuration with bounded mbarrier waits at 1,1,64,64
 # and then 1,2,130,{64,128} causal and not, the persistent schedules with
 # every block looping (more tiles than SMs), the covering sample's numerics
@@ -20,12 +20,16 @@
 # against cuDNN, causal against the family's reference: cuDNN's fused
 # operation has no mask), Nsight Compute on the non-causal best, and per
 # shape one compare_sdpa.py process: the best beside PyTorch's backends and
-# beside itself with each of OVERLAP, PINGPONG and SCHED switched (issue 51's
+# beside itself with each of OVERLAP, PINGPONG, SCHED and CLUSTER switched (issue 51's
 # ablation, interleaved, with the reverse-order rerun), after ncu (the
 # compare's check that confirm's median agrees within 10% stopped the H200
 # session of 2026-11-28 before ncu, the GPU's clock lower in confirm); last
 # the same search, confirm and compare for 8,16,512,64 over the whole space
 # under a budget.
+#
+# The cluster primitives (modes 19-20) failing on the GPU take CLUSTER=2 out
+# of the rest of the stage (covering cases, searches: wgmma_no_cluster), so
+# that the searches still measure everything else.
 #
 # FATTN_WGMMA_FILTER=EXPR narrows the searches (the dry run's, on 2 cores);
 # FATTN_WGMMA_BUDGET=D bounds each (default none: every survivor);
@@ -36,10 +40,13 @@ wgmma_simple=wgmma-bm128-bn128-s2-rs1
 wgmma_shape=4,16,2048,128
 # Issue 51's third speed shape, searched over the whole space (no landscape
 # of it to prune by: the H200's 2,8,512,64 is 8 times smaller, its best
-# BLOCK_M 64) by the default strategy for 45 s, after the two above.
-wgmma_small=8,16,512,64 wgmma_small_budget=45s
-# The tunables the ablation switches, as the key names them (absent: 0).
-wgmma_ablate="ov pp sc"
+# BLOCK_M 64) by the default strategy for 40 s, after the two above (45 s
+# until the ablation's CLUSTER=2 variant took some of the stage's time).
+wgmma_small=8,16,512,64 wgmma_small_budget=40s
+# The tunables the ablation switches, as the key names them, each with the
+# value it takes when the best has its default (absent from the key).
+wgmma_ablate="ov:1 pp:1 sc:1 cl:2"
+wgmma_no_cluster=0
 
 # shellcheck disable=SC2317 # called through first_step's "$@"
 wgmma_bench() { # KEY SHAPE CAUSAL [OPTION...]
@@ -52,6 +59,7 @@ wgmma_cases() {
     local list
     list=$("$tool" check --covering --space "$wgmma_space" --arch "$arch" --list) || return 1
     # FATTN_WGMMA_CASES: the first N cases only (the dry run's plumbing test)
+    [ "$wgmma_no_cluster" = 0 ] || list=$(grep -v -- '-cl2 ' <<<"$list")
     if [ -n "${FATTN_WGMMA_CASES:-}" ]; then head -n "$FATTN_WGMMA_CASES" <<<"$list"; else echo "$list"; fi
 }
 # shellcheck disable=SC2317
@@ -91,6 +99,7 @@ wgmma_db() {
 # shellcheck disable=SC2317
 wgmma_search() { # DB SHAPE CAUSAL SPACE [BUDGET]: exhaustive, or the default strategy for BUDGET
     local budget=${FATTN_WGMMA_BUDGET:-${5:-}} filter=${FATTN_WGMMA_FILTER:-} strategy=exhaustive
+    [ "$wgmma_no_cluster" = 0 ] || filter=${filter:+$filter,}CLUSTER=1
     [ -z "${5:-}" ] || strategy=gp
     "$tool" search --strategy "$strategy" --space "$4" --arch "$arch" --shape "$2" \
         $(causal_flag "$3") --smem-limit max ${budget:+--budget "$budget"} ${filter:+--filter "$filter"} \
@@ -105,32 +114,58 @@ wgmma_latest() {
               ORDER BY t.median_us LIMIT 1), '') AS latest FROM studies s ORDER BY id DESC LIMIT 1"
 }
 # wgmma_variants KEY: the keys of the ablation, one a line: KEY with each of
-# $wgmma_ablate switched (a value other than 0 back to 0; 0 to 1), and those
-# the tiling gate takes (SCHED=2 is causal-only) left to the study's trials
-# to say.
+# $wgmma_ablate switched (a value in the key back to the default; the
+# default to the value named; CLUSTER=2 with SCHED back to 0), and those
+# the tiling gate takes (SCHED=2 is causal-only, CLUSTER=2 non-causal at
+# D = 128) left to the study's trials to say.
 wgmma_variants() {
-    local key=$1 t
+    local key=$1 t tag
     for t in $wgmma_ablate; do
-        if [[ $key =~ -${t}[1-9] ]]; then
-            sed -E "s/-${t}[1-9]//" <<<"$key"
+        tag=${t%%:*}
+        if [[ $key =~ -${tag}[1-9] ]]; then
+            sed -E "s/-${tag}[1-9]//" <<<"$key"
+        elif [ "$tag" = cl ]; then # CLUSTER=2 pairs with SCHED 0 only
+            sed -E "s/-sc[1-9]//; s/$/-cl${t#*:}/" <<<"$key"
         else
-            echo "$key-${t}1"
+            echo "$key-$tag${t#*:}"
         fi
     done
 }
 json_key() { sed -n 's/^  "config_key": "\(.*\)",$/\1/p' "$1" | head -1; } # an export's configuration
+# wgmma_alone DB JSON SHAPE CAUSAL SET: the configuration of an export (its
+# JSON) with SET's values (NAME=VALUE,...) searched alone, a study of its
+# own in DB; prints the study. For a variant outside the searched space
+# (CLUSTER=2: the v2 space keeps CLUSTER 1).
 # shellcheck disable=SC2317
-wgmma_compare() { # DB STUDY TAG: its exported cubin beside PyTorch SDPA and the ablation's variants
-    local db=$1 st=$2 tag=$3 best v vargs=() n=0
+wgmma_alone() {
+    local filter kv
+    filter=$(sed -n 's/^  "config": {\(.*\)},$/\1/p' "$2" | sed -E 's/"([A-Z_0-9]+)": /\1=/g; s/ //g')
+    for kv in ${5//,/ }; do
+        filter=$(sed -E "s/(^|,)${kv%%=*}=[0-9]+/\1$kv/" <<<"$filter")
+    done
+    "$tool" -q search --strategy exhaustive --space "$wgmma_space" --arch "$arch" --shape "$3" $(causal_flag "$4") \
+        --smem-limit max --filter "$filter" --db "$1" $(timing_for "$3") >&2 || return 1
+    sql "$1" "SELECT max(id) FROM studies"
+}
+# shellcheck disable=SC2317
+wgmma_compare() { # DB STUDY SHAPE CAUSAL: its exported cubin beside PyTorch SDPA and the ablation's variants
+    local db=$1 st=$2 tag best v vst vargs=() n=0
+    tag=$(shape_tag "$3" "$4")
     "$tool" export --db "$db" --study "$st" --format json -o "$OUT/best-wgmma-$tag.json" &&
         "$tool" export --db "$db" --study "$st" --format cubin -o "$OUT/best-wgmma-$tag.cubin" || return 1
     best=$(json_key "$OUT/best-wgmma-$tag.json")
     # Each variant the study measured (a canonical key; one the gates
-    # refused has no timed trial, and is said so).
+    # refused has no timed trial, and is said so); the CLUSTER=2 variant,
+    # outside the searched space, measured alone first (with SCHED 0, the
+    # only schedule it pairs with).
     for v in $(wgmma_variants "$best"); do
         n=$((n + 1))
-        if "$tool" export --db "$db" --study "$st" --config "$v" --format json -o "$OUT/ablate-$tag-$n.json" &&
-            "$tool" export --db "$db" --study "$st" --config "$v" --format cubin -o "$OUT/ablate-$tag-$n.cubin"; then
+        vst=$st
+        if [[ $v == *-cl2* ]] && [ "$wgmma_no_cluster" = 0 ] && [ "$4" = 0 ] && [ "${3##*,}" = 128 ]; then
+            vst=$(wgmma_alone "$db" "$OUT/best-wgmma-$tag.json" "$3" "$4" CLUSTER=2,SCHED=0) || vst=$st
+        fi
+        if "$tool" export --db "$db" --study "$vst" --config "$v" --format json -o "$OUT/ablate-$tag-$n.json" &&
+            "$tool" export --db "$db" --study "$vst" --config "$v" --format cubin -o "$OUT/ablate-$tag-$n.cubin"; then
             vargs+=(--variant "$OUT/ablate-$tag-$n.json:$OUT/ablate-$tag-$n.cubin")
             echo "ablation: $(json_key "$OUT/ablate-$tag-$n.json")"
         else
@@ -212,7 +247,11 @@ wgmma_estimate() {
     if [ -n "${FATTN_WGMMA_BUDGET:-}" ]; then
         s0=$(fattn_duration_s "$FATTN_WGMMA_BUDGET") s1=$s0 s2=$s0 back=0
     fi
-    echo "$((10 + 7 * est_bench_s + cases * est_bench_s + 3 * est_sanitize_s + s0 + s1 + s2 - back + 3 * 15 + 60 + 3 * 30)) the primitives (two processes), the maps, 7 bounded runs, $cases covering cases, 3 memchecks, 2 searches of $n0 and $n1 survivors and one of $wgmma_small_budget ($n2) (${c128:-0} of their cubins carried), 3 confirms, ncu, 3 compare_sdpa.py with the ablation"
+    # The ablation's CLUSTER=2 variant at 4,16,2048,128, compiled and timed
+    # alone (one compile, not spread over the cores): est_compile128_s + 1.
+    local alone
+    alone=$(awk -v c="$est_compile128_s" 'BEGIN { printf "%.0f", c + 1 }')
+    echo "$((10 + 7 * est_bench_s + cases * est_bench_s + 3 * est_sanitize_s + s0 + s1 + s2 - back + alone + 3 * 15 + 60 + 3 * 30)) the primitives (two processes), the maps, 7 bounded runs, $cases covering cases, 3 memchecks, 2 searches of $n0 and $n1 survivors and one of $wgmma_small_budget ($n2) (${c128:-0} of their cubins carried), 3 confirms, ncu, 3 compare_sdpa.py with the ablation (its CLUSTER=2 variant measured alone)"
 }
 
 stage_wgmma() {
@@ -232,7 +271,8 @@ stage_wgmma() {
     first_step "the Hopper primitives bit for bit (test_sim_prims_sm90 --gpu --to 19)" \
         "$build/tests/test_sim_prims_sm90" --gpu --to 19 &&
         { step_goes_on=1 first_step "the cluster primitives bit for bit, multicast and remote arrivals (--from 19)" \
-            "$build/tests/test_sim_prims_sm90" --gpu --from 19 || :; } &&
+            "$build/tests/test_sim_prims_sm90" --gpu --from 19 ||
+            { wgmma_no_cluster=1 && say "| CLUSTER=2 left out of the steps below | the cluster primitives failed | 0 |"; }; } &&
         first_step "every tensor map of the family's space through the driver (test_tmap --gpu)" \
             "$build/tests/test_tmap" --gpu &&
         first_step "$wgmma_simple, bounded waits, 1,1,64,64" \
@@ -269,16 +309,16 @@ stage_wgmma() {
             "$tool" confirm --db "$db" --study "$st1" --n 100 &&
         first_step "Nsight Compute on $best0 (\$OUT/ncu-wgmma.txt)" wgmma_ncu "$best0" &&
         compare_step "compare_sdpa.py and the ablation, $wgmma_shape" \
-            wgmma_compare "$db" "$st0" "$(shape_tag "$wgmma_shape" 0)" &&
+            wgmma_compare "$db" "$st0" "$wgmma_shape" 0 &&
         compare_step "compare_sdpa.py and the ablation, $wgmma_shape causal" \
-            wgmma_compare "$db" "$st1" "$(shape_tag "$wgmma_shape" 1)" &&
+            wgmma_compare "$db" "$st1" "$wgmma_shape" 1 &&
         first_step "search of $wgmma_small over the whole space ($wgmma_small_budget)" \
             wgmma_search "$db" "$wgmma_small" 0 "$wgmma_space" "$wgmma_small_budget" &&
         read -r st2 best2 <<<"$(wgmma_latest "$db")" &&
         first_step "confirm --n 100 of $best2 against cuDNN" \
             "$tool" confirm --db "$db" --study "$st2" --n 100 --baseline cudnn &&
         compare_step "compare_sdpa.py and the ablation, $wgmma_small" \
-            wgmma_compare "$db" "$st2" "$(shape_tag "$wgmma_small" 0)" &&
+            wgmma_compare "$db" "$st2" "$wgmma_small" 0 &&
         [ "$compared" = 1 ] &&
         { say ""; ok "wgmma: every step held"; } &&
         "$root/scripts/hw-record.sh" "$tool" "$wgmma_space" \

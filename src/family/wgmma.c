@@ -11,7 +11,18 @@
 #include "space/family.h"
 #include "space/params.h"
 
-enum { WG_BLOCK_M, WG_BLOCK_N, WG_STAGES, WG_PV_RS, WG_OVERLAP, WG_PINGPONG, WG_SCHED, WG_WAIT_BOUND, WG_NPARAMS };
+enum {
+    WG_BLOCK_M,
+    WG_BLOCK_N,
+    WG_STAGES,
+    WG_PV_RS,
+    WG_OVERLAP,
+    WG_PINGPONG,
+    WG_SCHED,
+    WG_CLUSTER,
+    WG_WAIT_BOUND,
+    WG_NPARAMS
+};
 
 static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"BLOCK_M", "bm", 128, 64, 192, 0, 0, "query rows per block: 64 per consumer warpgroup (64, 128 or 192)"},
@@ -27,6 +38,9 @@ static const fattn_param_info wgmma_params[WG_NPARAMS] = {
     {"SCHED", "sc", 0, 0, 2, 0, 1,
      "one block a tile (0); as many blocks as SMs, each looping over the tiles (1: persistent); the same, causal "
      "tiles longest first across heads and batches (2: lpt)"},
+    {"CLUSTER", "cl", 1, 1, 2, 0, 1,
+     "blocks per thread-block cluster along the row blocks (2: two row blocks of a head share each K and V tile, "
+     "each block loading half and multicasting it to both; non-causal, D = 128, SCHED 0) or none (1)"},
     {"WAIT_BOUND", "wb", 0, 0, 1 << 30, 1, 1,
      "test only: an mbarrier wait traps after this many tries instead of hanging (0: waits unbounded)"},
 };
@@ -45,17 +59,22 @@ static unsigned wgmma_smem(const fattn_config *c, int head_dim)
 }
 
 /* SCHED > 0: a block an SM (sm_count; 0: unknown, a block a tile), never
- * more blocks than tiles; every block loops over its tiles. */
+ * more blocks than tiles; every block loops over its tiles. CLUSTER = 2:
+ * the row blocks rounded up to pairs (a block past S loads its half of the
+ * key tiles for the other and computes nothing), the simulator sampling a
+ * cluster's rows together. */
 static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_count, fattn_launch *out)
 {
     const unsigned bm = (unsigned)c->v[WG_BLOCK_M], bn = (unsigned)c->v[WG_BLOCK_N];
+    const unsigned cluster = (unsigned)c->v[WG_CLUSTER];
     const unsigned row_blocks = ((unsigned)s->seqlen + bm - 1) / bm;
+    const unsigned grid_x = (row_blocks + cluster - 1) / cluster * cluster;
     const unsigned tiles = row_blocks * (unsigned)s->heads * (unsigned)s->batch;
     const int sched = c->v[WG_SCHED];
     *out = (fattn_launch){
-        .grid = {row_blocks, (unsigned)s->heads, (unsigned)s->batch},
+        .grid = {grid_x, (unsigned)s->heads, (unsigned)s->batch},
         .threads = 128u * (bm / 64u + 1u),
-        .cluster = 1,
+        .cluster = cluster,
         .smem = wgmma_smem(c, s->head_dim),
         .one_block_per_sm = 1,
         .async_copies = 1,
@@ -69,7 +88,7 @@ static void wgmma_launch(const fattn_config *c, const fattn_shape *s, int sm_cou
                  {.kind = FATTN_ARG_HEADS},
                  {.kind = FATTN_ARG_SEQLEN},
                  {.kind = FATTN_ARG_SCALE}},
-        .rows_per_block = bm,
+        .rows_per_block = bm * cluster,
         .causal_last_first = 1, /* the longest row block first */
     };
     if (sched) {
@@ -182,6 +201,14 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
         fattn_verdict_set(&v[1], 0,
                           "SCHED 2 (lpt) orders causal tiles longest first: without the mask every tile is "
                           "as long (SCHED 1)");
+    else if (in->cfg->v[WG_CLUSTER] > 1 && (in->shape->causal || d != 128 || in->cfg->v[WG_SCHED]))
+        fattn_verdict_set(&v[1], 0,
+                          "CLUSTER %d: the blocks of a cluster share every K and V tile, one 64-column box each: "
+                          "%s",
+                          in->cfg->v[WG_CLUSTER],
+                          in->shape->causal ? "causal row blocks read different numbers of key tiles"
+                          : d != 128        ? "D = 64 is one box"
+                                            : "a persistent schedule (SCHED > 0) does not pair its tiles");
     else if (smem > (unsigned)in->arch->smem_per_block_optin)
         fattn_verdict_set(&v[1], 0, "%u B of shared memory: over %s's opt-in maximum of %d B, no launch holds it", smem,
                           in->arch->name, in->arch->smem_per_block_optin);
@@ -223,8 +250,8 @@ static int wgmma_gates_static(const fattn_gate_input *in, fattn_verdict *first, 
 static const fattn_family_fix wgmma_fixes[] = {
     {FATTN_R_TILING, "BLOCK_M 64, 128 or 192 (64 rows per consumer warpgroup), BLOCK_N a multiple of 16, a layout "
                      "within the arch's opt-in maximum (a smaller BLOCK_N or STAGES), PINGPONG with BLOCK_M 128 or "
-                     "192, SCHED 2 on causal shapes only; the family runs on sm_90 only (built for sm_90a), at D 64 "
-                     "or 128"},
+                     "192, SCHED 2 on causal shapes only, CLUSTER 2 on non-causal shapes at D 128 with SCHED 0; the "
+                     "family runs on sm_90 only (built for sm_90a), at D 64 or 128"},
     {FATTN_R_SMEM_OVERFLOW, "--smem-limit max (the family is built for the opt-in maximum, 227 KiB on sm_90), or a "
                             "smaller BLOCK_N or STAGES"},
     {FATTN_R_REGISTER_BUDGET, "a smaller BLOCK_N, or more consumer warpgroups (BLOCK_M 128 or 192) at D = 128"},
@@ -259,10 +286,11 @@ const fattn_family fattn_family_wgmma = {
                     | 1u << FATTN_R_REGISTER_BUDGET,
     .launch = wgmma_launch,
     .arch_specific = 1,
-    .grid_rule = {"ceil(seqlen / BLOCK_M)", "heads", "batch"},
+    .grid_rule = {"ceil(seqlen / BLOCK_M) rounded up to a multiple of CLUSTER", "heads", "batch"},
     .grid_rule_sm_bound = {"min(SMs, ceil(seqlen / BLOCK_M) * heads * batch)", "1", "1"},
     .launch_doc =
-        " * Launch: grid (ceil(S / FATTN_BLOCK_M), H, B), or with FATTN_SCHED > 0 (persistent)\n"
+        " * Launch: grid (ceil(S / FATTN_BLOCK_M) rounded up to a multiple of FATTN_CLUSTER, H, B) (clusters of\n"
+        " * FATTN_CLUSTER blocks along x compiled in: a plain launch), or with FATTN_SCHED > 0 (persistent)\n"
         " * (min(SMs, ceil(S / FATTN_BLOCK_M) H B), 1, 1) on the device's SM count; FATTN_THREADS threads,\n"
         " * FATTN_SMEM_BYTES bytes of dynamic shared memory (raise the function's limit), and the tensor maps\n"
         " * of Q, K, V and O as parameters: with FATTN_TUNED_HOST defined, fattn_tuned_launch() below builds\n"

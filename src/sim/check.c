@@ -44,6 +44,9 @@ static const char *fix_of(int kind)
         return "take the turn (its named barrier) before a warpgroup's wgmmas and pass it on after the last of them";
     case FATTN_SIMK_OUTPUT_REWRITTEN:
         return "store each output element once: a schedule's tile order must visit every tile exactly once";
+    case FATTN_SIMK_CLUSTER_EXITED:
+        return "a cluster barrier before any block of the cluster exits, after the last arrival or multicast into "
+               "another block";
     case FATTN_SIMK_DIVERGENT:
     case FATTN_SIMK_DEADLOCK:
         return "reach every barrier and warp collective with the whole block (warp) at the same line";

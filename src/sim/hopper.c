@@ -262,10 +262,27 @@ static void mbar_complete(unsigned rank, sim_mbar *m)
     }
 }
 
+/* 1 when a thread of block `rank` waits on m's current phase. */
+static int mbar_observed(unsigned rank, const sim_mbar *m)
+{
+    const int slot = (int)(m - S->blocks[rank].mbar);
+    for (unsigned i = rank * S->l->threads; i < (rank + 1) * S->l->threads; ++i) {
+        const sim_thread *w = &S->threads[i];
+        if (w->state == T_MBAR && w->mbar == slot && w->mbar_parity == (m->phase & 1u))
+            return 1;
+    }
+    return 0;
+}
+
 /* Lands TMA bytes once every arrival of the phase is in, as far as the
  * phase's transaction count goes (a box counted short leaves its rest in
- * flight past the phase), and completes the phase when both are done. */
-static void mbar_progress(unsigned rank, sim_mbar *m)
+ * flight past the phase), and completes the phase when both are done. The
+ * bytes land as late as the hardware may land them: when a wait observes
+ * the phase (`observe`, or a thread already waiting on it), not when they
+ * are issued, so that an arrival on a phase still waiting for its bytes is
+ * one too many, and a block's exit with loads in flight is seen (a phase of
+ * arrivals alone completes on its last arrival). */
+static void mbar_progress(unsigned rank, sim_mbar *m, int observe)
 {
     sim_block *b = &S->blocks[rank];
     const unsigned col = S->col_mbar + rank * SIM_MBARS + (unsigned)(m - b->mbar);
@@ -274,7 +291,7 @@ static void mbar_progress(unsigned rank, sim_mbar *m)
             mbar_complete(rank, m);
             break;
         }
-        if (!m->ntma)
+        if (!m->ntma || !(observe || mbar_observed(rank, m)))
             break;
         sim_tma *x = &m->tma[0];
         uint32_t chunk = x->bytes - x->landed;
@@ -354,7 +371,7 @@ static void arrive_on(const fattn_sim_site *sp, unsigned rank, sim_mbar *m, unsi
     m->tx += tx;
     release_into(m->acc, t);
     --m->pending;
-    mbar_progress(rank, m);
+    mbar_progress(rank, m, 0);
 }
 
 void sim_api_mbar_arrive(fattn_sim_site s, unsigned addr, unsigned tx)
@@ -430,8 +447,29 @@ void sim_hopper_exit(sim_thread *t)
     sim_vc_join(b->exit_vc, sim_clock_of(t->gtid));
     if (++b->exited < S->l->threads)
         return;
-    /* The block is gone: every arrival another block made on its barriers
-     * must have happened before one of its threads exited. */
+    /* The block is gone: no TMA load may still be landing in its shared
+     * memory (no wait observed the phase that lands it) ... */
+    for (int i = 0; i < SIM_MBARS; ++i) {
+        const sim_mbar *m = &b->mbar[i];
+        if (!m->live || !m->ntma)
+            continue;
+        const sim_tma *x = &m->tma[0];
+        const fattn_sim_site at = {m->init_site.file, x->line};
+        finding_in in = {.kind = FATTN_SIMK_TMA_UNWAITED,
+                         .t = t,
+                         .site = &at,
+                         .space = "shared",
+                         .addr = x->dst + x->landed,
+                         .size = x->bytes - x->landed,
+                         .insn = "cp.async.bulk.tensor",
+                         .other_thr = -1};
+        sim_finding(&in,
+                    "block rank %u of the cluster exits with %u bytes of a TMA load still to land at shared 0x%x "
+                    "(mbarrier 0x%x): no wait observed the phase that lands them",
+                    t->rank, x->bytes - x->landed, x->dst + x->landed, m->addr);
+    }
+    /* ... and every arrival another block made on its barriers must have
+     * happened before one of its threads exited. */
     for (unsigned u = 0; u < S->nthreads; ++u)
         if (b->remote_vc[u] > b->exit_vc[u]) {
             finding_in in = {.kind = FATTN_SIMK_CLUSTER_EXITED,
@@ -455,6 +493,8 @@ int sim_api_mbar_try_wait(fattn_sim_site s, unsigned addr, unsigned parity)
     if (!m)
         return 1;
     parity &= 1u;
+    if ((m->phase & 1u) == parity) /* observed: what has arrived lands */
+        mbar_progress(t->rank, m, 1);
     /* The phase of parity p is complete while the current one has the other. */
     if ((m->phase & 1u) != parity) {
         sim_vc_join(sim_clock_of(t->gtid), m->done[parity]);
@@ -523,7 +563,7 @@ static void tma_land(const fattn_sim_site *s, unsigned rank, sim_mbar *m, uint32
     if (m->ntma == m->cap_tma)
         m->tma = grow(m->tma, &m->cap_tma, sizeof *m->tma);
     m->tma[m->ntma++] = x;
-    mbar_progress(rank, m);
+    mbar_progress(rank, m, 0);
 }
 
 /* The cache policies the simulator takes (fattn_prim_sm90.h's FATTN_L2_*). */

@@ -368,16 +368,19 @@ int fattn_sim_kernel_build(const fattn_kernel_src *src, const fattn_config *cfg,
         fattn_sb_addf(&text, "%s\n%s", sim_headers[i], t);
         free(t);
     }
-    /* After the kernel, in the same translation unit: the simulator's hooks
-     * and the family's entry taking its parameters as cuLaunchKernel does. */
-    char wrapper[1600];
+    /* After the kernel, in the same translation unit: the simulator's hooks,
+     * the kernel's cluster along x (FATTN_CLUSTER_X where the kernel defines
+     * it, else SPLIT_KV, else none) and the family's entry taking its
+     * parameters as cuLaunchKernel does. */
+    char wrapper[2048];
     snprintf(
         wrapper, sizeof wrapper,
         "#include <cstddef>\n#include <type_traits>\n#include <utility>\n"
         "extern \"C\" const fattn_sim_api *fattn_sim_api_p = 0;\n"
         "extern \"C\" fattn_sim_self *fattn_sim_self_p = 0;\n"
-        "#ifndef SPLIT_KV\n#define SPLIT_KV 1\n#endif\n"
-        "extern \"C\" const unsigned fattn_sim_cluster_x = SPLIT_KV;\n"
+        "#ifndef FATTN_CLUSTER_X\n#ifdef SPLIT_KV\n#define FATTN_CLUSTER_X SPLIT_KV\n#else\n"
+        "#define FATTN_CLUSTER_X 1\n#endif\n#endif\n"
+        "extern \"C\" const unsigned fattn_sim_cluster_x = FATTN_CLUSTER_X;\n"
         "template <class... A, std::size_t... I>\n"
         "static void fattn_sim_call(void (*f)(A...), void **args, std::index_sequence<I...>)\n"
         "{\n"

@@ -31,7 +31,7 @@ typedef struct fattn_sim_kernel {
     void **self_slot;
     unsigned smem_bytes; /* the kernel's fattn_smem_bytes */
     unsigned threads;    /* fattn_threads */
-    unsigned cluster;    /* blocks per cluster (SPLIT_KV) */
+    unsigned cluster;    /* blocks per cluster along x (the kernel's FATTN_CLUSTER_X, else SPLIT_KV) */
     void *tmap_slot;     /* the kernel's fattn_tmaps (TMA tensor maps), or NULL */
     unsigned tmap_slots; /* its fattn_ntmaps */
     int sm90;            /* it uses kernels/fattn_prim_sm90.h (fattn_sim_sm90) */

@@ -203,19 +203,40 @@ set -e
 [ $rc = 2 ] && grep -q "^fattn-tune: --config" err.txt || { echo "FAIL: a malformed --config: $rc" >&2; exit 1; }
 echo "ok: export --config writes a measured configuration that is not the best"
 
-# A persistent configuration of the wgmma family (SCHED=1, searched on the
-# fake engine): its grid is min(SMs, tiles) on the device the launcher runs
-# on, which the JSON's rule and the header's launcher say and do.
-FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape 1,2,130,128 --causal \
-    --space "$src/search/space-wgmma.json" --smem-limit max --samples 12 --db wgmma.db \
-    --filter BLOCK_M=128,BLOCK_N=128,STAGES=2,PV_RS=1,OVERLAP=1,PINGPONG=1,SCHED=1 >/dev/null
-"$tool" export --db wgmma.db -o persistent.h
+# wgmma_export DB HEADER SHAPE FILTER [OPTION...]: one configuration of the
+# wgmma family, searched on the fake engine, exported as a header whose
+# launcher compiles as C.
+wgmma_export() {
+    local db=$1 h=$2 shape=$3 filter=$4
+    shift 4
+    FATTN_WORKER_HOOK=fake "$tool" -q search --strategy exhaustive --arch sm_90 --shape "$shape" "$@" \
+        --space "$src/search/space-wgmma.json" --smem-limit max --samples 12 --db "$db" --filter "$filter" >/dev/null
+    "$tool" export --db "$db" -o "$h"
+    if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
+        cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c "$h"
+    fi
+}
+
+# A persistent configuration of the wgmma family (SCHED=1): its grid is
+# min(SMs, tiles) on the device the launcher runs on, which the JSON's rule
+# and the header's launcher say and do.
+wgmma_export wgmma.db persistent.h 1,2,130,128 BLOCK_M=128,BLOCK_N=128,STAGES=2,PV_RS=1,OVERLAP=1,PINGPONG=1,SCHED=1 \
+    --causal
 grep -q '^#define FATTN_SCHED 1$' persistent.h
 grep -q 'ceil(S / FATTN_BLOCK_M) H B), 1, 1) on the device.s SM count' persistent.h
 grep -q '(r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))' persistent.h
 grep -q 'return cuLaunchKernel(fn, grid_x, 1, 1, FATTN_THREADS' persistent.h
-if command -v cc >/dev/null && [ -f "$cuda/include/cuda.h" ]; then
-    cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -DFATTN_TUNED_HOST -I"$cuda/include" -x c persistent.h
-fi
 "$tool" export --db wgmma.db --format json | grep -q '"grid": \["min(SMs, ceil(seqlen / BLOCK_M) \* heads \* batch)", "1", "1"\]'
 echo "ok: a persistent export launches min(SMs, tiles) blocks"
+
+# A cluster configuration (CLUSTER=2, compiled in): at S = 130 with BLOCK_M
+# 64 the 3 row blocks round up to 4 (two clusters), which the launcher, the
+# JSON's rule and cluster say.
+wgmma_export cluster.db cluster.h 1,2,130,128 BLOCK_M=64,BLOCK_N=64,STAGES=2,PV_RS=1,OVERLAP=0,PINGPONG=0,SCHED=0,CLUSTER=2
+grep -q '^#define FATTN_CLUSTER 2$' cluster.h
+grep -q 'rounded up to a multiple of FATTN_CLUSTER, H, B) (clusters of' cluster.h
+grep -q '    static unsigned grid_x = 4;$' cluster.h
+grep -q 'return cuLaunchKernel(fn, grid_x, 2, 1, FATTN_THREADS' cluster.h
+"$tool" export --db cluster.db --format json >cluster.json
+grep -q '"grid": \["ceil(seqlen / BLOCK_M) rounded up to a multiple of CLUSTER", "heads", "batch"\], "cluster": \[2, 1, 1\]' cluster.json
+echo "ok: a cluster export launches whole clusters"

@@ -38,8 +38,9 @@ want = {"BLOCK_M": [64, 128], "BLOCK_N": [64], "BLOCK_K": [32], "NUM_WARPS": [4]
 sys.exit(0 if p == want else f"got {p}")
 P
 # A trials table of the wgmma family (a device stage's trials-*.csv): keys
-# leave optional tunables out at their default (no "ov": OVERLAP=0), the
-# family stays, and --keep holds a tunable no trial measured.
+# leave optional tunables out at their default (no "ov": OVERLAP=0; no
+# "cl": CLUSTER=1, which stays as the only value measured), the family
+# stays, and --keep holds a tunable no trial measured.
 cat >"$work/trials-w.csv" <<'L'
 study_id,config_key,status,reason,registers,smem_dynamic,median_us,p10,p90,tflops,max_abs_err
 1,wgmma-bm128-bn128-s2-rs1-ov1,ok,,168,1,10.0,,,,
@@ -53,7 +54,7 @@ python3 - "$work/pruned-w.json" <<'P' || fail "the rule on a wgmma trials table"
 import json, sys
 s = json.load(open(sys.argv[1]))
 want = {"BLOCK_M": [128], "BLOCK_N": [128], "STAGES": [2], "PV_RS": [1], "OVERLAP": [0, 1], "PINGPONG": [0],
-        "SCHED": [0, 1, 2]}
+        "SCHED": [0, 1, 2], "CLUSTER": [1]}
 sys.exit(0 if s["parameters"] == want and s.get("family") == "wgmma" else f"got {s}")
 P
 if python3 "$src/scripts/prune_space.py" --base "$src/search/space.json" /nonexistent.csv 2>/dev/null; then
