@@ -28,13 +28,14 @@ _Static_assert(sizeof(fattn_tmap) <= 128, "a tensor map description fits the ker
 static void *grow(void *p, int *cap, size_t elem)
 {
     const int c = *cap ? 2 * *cap : 8;
-    void *q = realloc(p, (size_t)c * elem);
-    if (!q) {
-        fattn_error(FATTN_EFAIL, "simulator: out of memory");
-        abort();
-    }
     *cap = c;
-    return q;
+    return fattn_xrealloc(p, (size_t)c * elem);
+}
+
+/* A clock vector of the launch's columns, zeroed. */
+static uint32_t *vec_new(void)
+{
+    return fattn_xcalloc(S->ncols, sizeof(uint32_t));
 }
 
 static sim_wg *wg_of(const sim_thread *t)
@@ -86,8 +87,6 @@ static void fault_of(const fattn_sim_fault *f, const fattn_sim_site *s, const ch
 
 /* ---- the launch's life ---- */
 
-static uint32_t *vec_new(void);
-
 /* Drops what is in flight at the end of a cluster: TMA loads not landed,
  * wgmma results not retired. */
 static void drop_inflight(sim *s)
@@ -122,11 +121,7 @@ void sim_hopper_reset(void)
         b->exited = 0;
         if (!b->exit_vc) {
             b->exit_vc = vec_new(), b->remote_vc = vec_new();
-            b->remote_site = calloc(S->ncols, sizeof *b->remote_site);
-            if (!b->remote_site) {
-                fattn_error(FATTN_EFAIL, "simulator: out of memory");
-                abort();
-            }
+            b->remote_site = fattn_xcalloc(S->ncols, sizeof *b->remote_site);
         }
         memset(b->exit_vc, 0, S->ncols * sizeof *b->exit_vc);
         memset(b->remote_vc, 0, S->ncols * sizeof *b->remote_vc);
@@ -164,16 +159,6 @@ void sim_hopper_free(sim *s)
         free(s->threads[i].fences);
         free(s->threads[i].bulk);
     }
-}
-
-static uint32_t *vec_new(void)
-{
-    uint32_t *v = calloc(S->ncols, sizeof *v);
-    if (!v) {
-        fattn_error(FATTN_EFAIL, "simulator: out of memory");
-        abort();
-    }
-    return v;
 }
 
 /* A release by t into acc: acc joins t's clock, then t's own clock ticks so
@@ -285,7 +270,7 @@ static int mbar_observed(unsigned rank, const sim_mbar *m)
 static void mbar_progress(unsigned rank, sim_mbar *m, int observe)
 {
     sim_block *b = &S->blocks[rank];
-    const unsigned col = S->col_mbar + rank * SIM_MBARS + (unsigned)(m - b->mbar);
+    const unsigned col = mbar_col(rank, m);
     while (m->pending == 0) {
         if (m->tx == 0) {
             mbar_complete(rank, m);
@@ -357,13 +342,12 @@ void sim_api_mbar_init(fattn_sim_site s, unsigned addr, unsigned count)
 }
 
 /* One arrival (with expect_tx of tx bytes) on mbarrier m of block `rank`. */
-static void arrive_on(const fattn_sim_site *sp, unsigned rank, sim_mbar *m, unsigned tx, const char *insn)
+static void arrive_on(const fattn_sim_site *s, unsigned rank, sim_mbar *m, unsigned tx, const char *insn)
 {
-    const fattn_sim_site s = *sp;
     const unsigned addr = m->addr;
     sim_thread *t = sim_me();
     if (m->pending == 0) { /* the transaction count holds the phase: one arrival too many */
-        fault(FATTN_SIMK_INVALID_OPERAND, &s, insn, addr,
+        fault(FATTN_SIMK_INVALID_OPERAND, s, insn, addr,
               "%s on mbarrier 0x%x past its %u arrivals (phase %u still waits for %lld transaction bytes)", insn, addr,
               m->count, m->phase, (long long)m->tx);
         return;
@@ -613,11 +597,7 @@ void sim_api_tma_load_ex(fattn_sim_site s, unsigned dst, const void *map, const 
     }
     /* The box as it will lie at dst (the swizzle repeats at dst's alignment),
      * the same in every block it lands in. */
-    uint8_t *staged = malloc((size_t)bytes);
-    if (!staged) {
-        fattn_error(FATTN_EFAIL, "simulator: out of memory");
-        abort();
-    }
+    uint8_t *staged = fattn_xmalloc((size_t)bytes);
     fattn_sim_smem stage = {staged, (uint32_t)bytes};
     fattn_sim_tma_load(&stage, 0, tm, coord, &f); /* coord: the map's rank of them (tma_coords) */
     for (unsigned r = 0, left = mask; r < S->l->cluster; ++r) {
@@ -625,14 +605,8 @@ void sim_api_tma_load_ex(fattn_sim_site s, unsigned dst, const void *map, const 
             continue;
         left &= ~(1u << r);
         uint8_t *data = staged;
-        if (left) { /* more to land: each landing owns its copy */
-            data = malloc((size_t)bytes);
-            if (!data) {
-                fattn_error(FATTN_EFAIL, "simulator: out of memory");
-                abort();
-            }
-            memcpy(data, staged, (size_t)bytes);
-        }
+        if (left) /* more to land: each landing owns its copy */
+            data = memcpy(fattn_xmalloc((size_t)bytes), staged, (size_t)bytes);
         tma_land(&s, r, m[r], dst, data, bytes, insn);
     }
 }
@@ -918,11 +892,8 @@ void sim_api_wgmma(fattn_sim_site s, float *d, unsigned n, const unsigned *a, un
         blk->turn_wg = me, blk->turn_gtid = t->gtid, blk->turn_line = s.line;
         blk->turn_clock = sim_clock_of(t->gtid)[t->gtid];
     }
-    sim_wgmma x = {.group = -1, .seq = w->seq + 1, .line = s.line, .n = n, .result = malloc(128 * (size_t)half * 4)};
-    if (!x.result) {
-        fattn_error(FATTN_EFAIL, "simulator: out of memory");
-        abort();
-    }
+    sim_wgmma x = {
+        .group = -1, .seq = w->seq + 1, .line = s.line, .n = n, .result = fattn_xmalloc(128 * (size_t)half * 4)};
     /* D in: the newest in-flight result on the same registers, else them. */
     float *dp[128];
     if (w->a_regs) {

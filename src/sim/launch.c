@@ -836,13 +836,8 @@ static void api_cp_async(fattn_sim_site s, unsigned dst, const void *src, unsign
     sim_shadow_write(&s, t->rank, dst, size, insn, 1);
     note_access(t, s.line, "cp.async", dst, size);
     if (t->ncopies == t->cap_copies) {
-        int cap = t->cap_copies ? 2 * t->cap_copies : 64;
-        async_copy *c = realloc(t->copies, (size_t)cap * sizeof *c);
-        if (!c) {
-            fattn_error(FATTN_EFAIL, "simulator: out of memory");
-            abort();
-        }
-        t->copies = c, t->cap_copies = cap;
+        const int cap = t->cap_copies ? 2 * t->cap_copies : 64;
+        t->copies = fattn_xrealloc(t->copies, (size_t)cap * sizeof *t->copies), t->cap_copies = cap;
     }
     t->copies[t->ncopies++] = (async_copy){dst, src, size, src_size, -1, s.line};
 }
