@@ -173,6 +173,16 @@ static int build(const fattn_kernel_src *src, fattn_sim_kernel *kp)
 }
 
 /* Runs mode m (the grid's last block) of kernel kp; rep gets its findings. */
+/* Mode m's grid (the kernel works in its last block along x, or, in a
+ * cluster of two, its last pair along y); returns the cluster's blocks
+ * along x. The simulator and the GPU launch the same. */
+static unsigned mode_grid(int m, unsigned grid[3])
+{
+    const int in_cluster = m >= CLUSTER_MODE;
+    grid[0] = in_cluster ? 2 : (unsigned)m + 1, grid[1] = in_cluster ? (unsigned)m + 1 : 1, grid[2] = 1;
+    return in_cluster ? 2 : 1;
+}
+
 static int launch_mode(const fattn_sim_kernel *kp, int m)
 {
     uint16_t *o = o_sim[m];
@@ -180,17 +190,17 @@ static int launch_mode(const fattn_sim_kernel *kp, int m)
         o[i] = FATTN_HALF_POISON;
     const void *base[4] = {q, k, v, o};
     build_maps(tmaps, base);
-    const int in_cluster = m >= CLUSTER_MODE;
-    const unsigned cx = in_cluster ? 0 : (unsigned)m;
+    unsigned grid[3];
+    const unsigned cluster = mode_grid(m, grid), cx = cluster > 1 ? 0 : (unsigned)m;
     fattn_sim_launch l = {
         .entry = kp->entry,
         .api_slot = kp->api_slot,
         .sm90 = kp->sm90,
         .self_slot = kp->self_slot,
-        .grid = {in_cluster ? 2 : (unsigned)m + 1, in_cluster ? (unsigned)m + 1 : 1, 1},
+        .grid = {grid[0], grid[1], grid[2]},
         .threads = kp->threads,
         .smem_bytes = kp->smem_bytes,
-        .cluster = in_cluster ? 2 : 1,
+        .cluster = cluster,
         .batch = 1,
         .heads = H,
         .seqlen = SEQ,
@@ -701,14 +711,16 @@ static int run_gpu(const fattn_kernel_src *src, const fattn_gpu_info *info, int 
         const double t0 = fattn_now_ms();
         watched = m;
         alarm(2);
-        if (m < CLUSTER_MODE) {
-            CK(cu.cuLaunchKernel(fn, (unsigned)m + 1, 1, 1, kern.threads, 1, 1, kern.smem_bytes, NULL, args, NULL));
-        } else { /* a grid of (2, m + 1) in clusters of two along x, as the simulator ran it */
+        unsigned grid[3];
+        const unsigned cluster = mode_grid(m, grid);
+        if (cluster == 1) {
+            CK(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], kern.threads, 1, 1, kern.smem_bytes, NULL, args, NULL));
+        } else {
             CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-            attr.value.clusterDim.x = 2, attr.value.clusterDim.y = 1, attr.value.clusterDim.z = 1;
-            const CUlaunchConfig lc = {.gridDimX = 2,
-                                       .gridDimY = (unsigned)m + 1,
-                                       .gridDimZ = 1,
+            attr.value.clusterDim.x = cluster, attr.value.clusterDim.y = 1, attr.value.clusterDim.z = 1;
+            const CUlaunchConfig lc = {.gridDimX = grid[0],
+                                       .gridDimY = grid[1],
+                                       .gridDimZ = grid[2],
                                        .blockDimX = kern.threads,
                                        .blockDimY = 1,
                                        .blockDimZ = 1,
