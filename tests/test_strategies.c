@@ -32,6 +32,7 @@
 #include "search/strategy.h"
 #include "space/space.h"
 #include "t.h"
+#include "t_landscape.h"
 #include "util/err.h"
 
 enum { AHEAD = 8, MAX_SEEDS = 256, HINT_K = 8 };
@@ -42,62 +43,16 @@ static size_t hint_props, hint_hits;
 static size_t compiles;
 static const double TARGET = 1.02;
 
-typedef struct sim {
-    size_t n;
-    fattn_config *cfg;
-    int *kind; /* 0 measured, 1 post-compile rejection, 2 GPU failure */
-    double *y;
-    double best;
-} sim;
-
-static sim S;
+static t_cands S;
 
 static int load(const char *space_path, const char *land_path)
 {
-    fattn_space sp;
-    fattn_landscape land;
-    fattn_gate_limits lim;
-    fattn_space_verdicts sv;
-    if (fattn_space_load(space_path, &sp) || fattn_landscape_load(land_path, &land))
-        return T_HARNESS;
-    const fattn_arch *arch = fattn_arch_find(land.arch);
-    if (!arch)
-        return T_HARNESS;
-    fattn_gate_limits_default(&lim);
-    fattn_gates_space(&sp, NULL, &land.shape, arch, &lim, &sv);
-    S.n = sv.nsurvivors;
-    S.cfg = fattn_xcalloc(S.n, sizeof *S.cfg);
-    S.kind = fattn_xcalloc(S.n, sizeof *S.kind);
-    S.y = fattn_xcalloc(S.n, sizeof *S.y);
-    S.best = HUGE_VAL;
-    size_t counts[3] = {0};
-    for (size_t i = 0; i < S.n; ++i) {
-        char key[FATTN_KEY_MAX];
-        fattn_space_config(&sp, sv.survivors[i], &S.cfg[i]);
-        fattn_config_key(&S.cfg[i], key);
-        const fattn_landscape_entry *e = fattn_landscape_find(&land, key);
-        if (!e) {
-            fprintf(stderr, "%s: no entry for survivor %s\n", land_path, key);
-            return T_HARNESS;
-        }
-        if (!strcmp(e->status, "ok")) {
-            S.kind[i] = 0;
-            S.y[i] = e->median_us;
-            if (e->median_us < S.best)
-                S.best = e->median_us;
-        } else {
-            int r = fattn_reason_find(e->reason);
-            /* Rejected after compiling, or not compiled: no GPU time. */
-            S.kind[i] = r && fattn_reason(r)->stage == FATTN_STAGE_RUN ? 2 : 1;
-        }
-        ++counts[S.kind[i]];
-    }
+    int rc = t_cands_load(space_path, land_path, 0, &S);
+    if (rc)
+        return rc;
     printf("landscape: %s (%s)\n%zu survivors of %zu configurations: %zu measured, %zu rejected after compiling, "
            "%zu failed on the GPU; optimum %.4f us, target %.4f us (within 2%%)\n",
-           land_path, land.device, S.n, sv.n, counts[0], counts[1], counts[2], S.best, S.best * TARGET);
-    fattn_space_verdicts_release(&sv);
-    fattn_landscape_release(&land);
-    fattn_space_release(&sp);
+           land_path, S.device, S.n, S.configs, S.counts[0], S.counts[1], S.counts[2], S.best, S.best * TARGET);
     return 0;
 }
 
@@ -269,8 +224,8 @@ static void quality(void)
         printf("%s: %zu proposals (compiles) until the target, median\n", ops->name,
                nseeds % 2 ? c[nseeds / 2] : (c[nseeds / 2 - 1] + c[nseeds / 2]) / 2);
         if (ops->hint && hint_props)
-            printf("%s: %zu of %zu proposals made after a wait were among the %d hinted before\n", ops->name,
-                   hint_hits, hint_props, HINT_K);
+            printf("%s: %zu of %zu proposals made after a wait were among the %d hinted before\n", ops->name, hint_hits,
+                   hint_props, HINT_K);
     }
     /* The model-based strategies, the default (the first) and tpe, against
      * random search. */
@@ -355,8 +310,6 @@ int main(int argc, char **argv)
     T_RUN(quality);
     T_RUN(resume_never_repeats);
     T_RUN(exhausts);
-    free(S.cfg);
-    free(S.kind);
-    free(S.y);
+    t_cands_release(&S);
     return t_exit();
 }
