@@ -21,8 +21,8 @@
  * time when it runs (a trial); --cost sets them (default 1,1 both).
  *
  * For each pair and seed 1..N (default 8) it counts the trials (runs on the
- * evaluator, both families) until one within 2% of the joint best is
- * measured: searching both under the scheduler, both under an even split of
+ * evaluator, both families) and the time (the cost model's) until one
+ * within 2% of the joint best is measured: searching both under the scheduler, both under an even split of
  * the time, and the family holding the joint best alone. It prints a line
  * per pair and the pooled medians, and checks: the scheduler never proposes
  * a candidate twice, every run reaches the target, the pooled median of the
@@ -67,6 +67,9 @@ static void free_pair(pair *p)
 
 enum mode { JOINT, EVEN, ALONE };
 
+/* The cost (time) the last drive() spent until its target. */
+static double hit_cost;
+
 /* Drives one search over the pair's families (ALONE: the holder's only)
  * with `seed`: the trials until the target; 0 if never. */
 static size_t drive(const pair *p, enum mode mode, uint64_t seed)
@@ -93,6 +96,7 @@ static size_t drive(const pair *p, enum mode mode, uint64_t seed)
         long i;
     } fifo[AHEAD];
     size_t head = 0, pending = 0, trials = 0, hit = 0;
+    double spent = 0;
     int dup = 0;
     for (;;) {
         while (pending < AHEAD) {
@@ -125,10 +129,12 @@ static size_t drive(const pair *p, enum mode mode, uint64_t seed)
         const t_cands *c = &f->c;
         const int trial = c->kind[i] != 1, ok = c->kind[i] == 0;
         trials += trial;
+        spent += f->compile + (trial ? f->eval : 0);
         fattn_famsched_record(&fs, k, f->compile + (trial ? f->eval : 0), trial, ok, c->y[i]);
         st[k]->ops->observe(st[k], i, ok, c->y[i]);
         if (ok && c->y[i] <= p->best * TARGET) {
             hit = trials;
+            hit_cost = spent;
             break;
         }
     }
@@ -155,6 +161,18 @@ static double median(size_t *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_size);
     return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_d(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int set_option(const char *arg)
@@ -311,8 +329,9 @@ int main(int argc, char **argv)
         return T_HARNESS;
     char line[4096];
     static size_t all[3][MAX_PAIRS * MAX_SEEDS];
+    static double all_t[3][MAX_PAIRS * MAX_SEEDS]; /* the same in time (the cost model) */
     size_t nall = 0, npairs = 0, misses = 0;
-    double worst = 0;
+    double worst = 0, worst_t = 0;
     t_case = "pairs";
     printf("| seed | case | holder | alone | scheduler | even | ratio |\n|---|---|---|---|---|---|---|\n");
     while (fgets(line, sizeof line, tsv) && npairs < MAX_PAIRS) {
@@ -331,15 +350,18 @@ int main(int argc, char **argv)
         p.best = fmin(p.f[0].c.best, p.f[1].c.best);
         CHECK_STR(p.holder, p.f[0].c.best <= p.f[1].c.best ? "mma" : "wgmma");
         size_t runs[3][MAX_SEEDS];
+        double times[3][MAX_SEEDS];
         for (int m = 0; m < 3; ++m)
             for (int s = 0; s < nseeds; ++s) {
                 if (joint_only && m != JOINT) {
-                    runs[m][s] = 1;
+                    runs[m][s] = 1, times[m][s] = 1;
                     continue;
                 }
                 runs[m][s] = drive(&p, (enum mode)m, (uint64_t)s + 1);
+                times[m][s] = hit_cost;
                 misses += runs[m][s] == 0;
                 all[m][nall + (size_t)s] = runs[m][s];
+                all_t[m][nall + (size_t)s] = hit_cost;
             }
         nall += (size_t)nseeds;
         double med[3];
@@ -347,6 +369,7 @@ int main(int argc, char **argv)
             med[m] = median(runs[m], (size_t)nseeds);
         double ratio = med[JOINT] / med[ALONE];
         worst = fmax(worst, ratio);
+        worst_t = fmax(worst_t, median_d(times[JOINT], (size_t)nseeds) / median_d(times[ALONE], (size_t)nseeds));
         printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.2f |\n", p.seed, p.cas, p.holder, med[ALONE], med[JOINT],
                med[EVEN], ratio);
         ++npairs;
@@ -355,13 +378,17 @@ int main(int argc, char **argv)
     fclose(tsv);
     if (!npairs)
         return T_HARNESS;
-    double pooled[3];
+    double pooled[3], pooled_t[3];
     for (int m = 0; m < 3; ++m)
-        pooled[m] = median(all[m], nall);
+        pooled[m] = median(all[m], nall), pooled_t[m] = median_d(all_t[m], nall);
     printf("\n%zu pairs, %d seeds each: median trials to the target, alone %.1f, scheduler %.1f (%.2fx), even split "
            "%.1f (%.2fx); worst pair %.2fx\n",
            npairs, nseeds, pooled[ALONE], pooled[JOINT], pooled[JOINT] / pooled[ALONE], pooled[EVEN],
            pooled[EVEN] / pooled[ALONE], worst);
+    printf("in time (the cost model: compile %.2f + evaluation %.2f mma, %.2f + %.2f wgmma): alone %.1f, scheduler "
+           "%.1f (%.2fx), even split %.1f (%.2fx); worst pair %.2fx\n",
+           costs[0][0], costs[0][1], costs[1][0], costs[1][1], pooled_t[ALONE], pooled_t[JOINT],
+           pooled_t[JOINT] / pooled_t[ALONE], pooled_t[EVEN], pooled_t[EVEN] / pooled_t[ALONE], worst_t);
     CHECK_INT(misses, 0);
     CHECK(pooled[JOINT] <= max_median * pooled[ALONE]);
     CHECK(pooled[JOINT] < pooled[EVEN]);
