@@ -20,6 +20,13 @@
  * configurations of which the tiling gate rejects 12: gating the default
  * space and compiling ahead in it took most of this program's time.
  *
+ * the search loop over two families (tune/tune.h): the mma family's 12
+ * survivors and four wgmma configurations, each family replayed from its own
+ * landscape: every candidate tried once in one study, the best the wgmma
+ * one; both families' turns from the first trials on; resumed, nothing
+ * proposed again; strategies that wait for each outcome on a cold cache:
+ * compiled ahead on either family's hints, each candidate compiled once.
+ *
  * search (tune/search.h): a replay of the H100's 2,8,512,64 landscape for 4
  * trials: the study begun with its arch and shape from the landscape, the
  * static rejections and every trial tried stored, the best one of them; a signal as
@@ -53,6 +60,7 @@
 
 #include "bench/bench.h"
 #include "compile/batch.h"
+#include "compile/nvrtc.h"
 #include "confirm/run.h"
 #include "report/outcomes.h"
 #include "report/report.h"
@@ -366,6 +374,270 @@ static void search_replay(void)
     fattn_store_close(&s);
 }
 
+/* One family of the two-family loop below: its space, gates, kernel,
+ * compile settings and landscape. */
+typedef struct loop_family {
+    fattn_space space;
+    fattn_space_verdicts sv;
+    fattn_gate_limits lim;
+    fattn_kernel_src src;
+    fattn_compile_ctx cc;
+    fattn_evaluator *ev;
+} loop_family;
+
+static int loop_family_open(const char *space, const char *land, int optin, const fattn_shape *shape,
+                            const fattn_arch *arch, const char *include, fattn_store *s, loop_family *f)
+{
+    memset(f, 0, sizeof *f);
+    if (fattn_space_load(space, &f->space))
+        return FATTN_EFAIL;
+    fattn_gate_limits_default(&f->lim);
+    if (optin)
+        f->lim.smem_limit = (unsigned)arch->smem_per_block_optin;
+    fattn_gates_space(&f->space, NULL, shape, arch, &f->lim, &f->sv);
+    if (fattn_kernel_src_load(NULL, f->space.fam->kernel_file, &f->src))
+        return FATTN_EFAIL;
+    f->cc = (fattn_compile_ctx){.src = &f->src,
+                                .cuda_include = include,
+                                .arch = arch,
+                                .shape = shape,
+                                .lim = &f->lim,
+                                .cache = fattn_store_compile_cache(s),
+                                .jobs = 2};
+    return fattn_evaluator_open_replay(land, shape, f->space.fam, &f->ev);
+}
+
+static void loop_family_close(loop_family *f)
+{
+    fattn_evaluator_close(&f->ev);
+    fattn_kernel_src_release(&f->src);
+    fattn_space_verdicts_release(&f->sv);
+    fattn_space_release(&f->space);
+}
+
+/* A strategy that proposes its candidates in order, one at a time (it
+ * waits for each outcome), and hints the next ones: the loop's wait and
+ * compile-ahead paths, whichever family waits. */
+typedef struct stub {
+    fattn_strategy base;
+    size_t n, next;
+    int out;
+} stub;
+
+static size_t stub_hints_small; /* hints given by a stub over at most 4 candidates (the wgmma family here) */
+
+static fattn_strategy *stub_create(const fattn_config *c, size_t n, uint64_t seed);
+
+static long stub_next(fattn_strategy *s)
+{
+    stub *t = (stub *)s;
+    if (t->out)
+        return FATTN_STRATEGY_WAIT;
+    if (t->next >= t->n)
+        return -1;
+    t->out = 1;
+    return (long)t->next++;
+}
+
+static void stub_observe(fattn_strategy *s, size_t i, int ok, double median_us)
+{
+    (void)ok, (void)median_us;
+    stub *t = (stub *)s;
+    if (i + 1 == t->next)
+        t->out = 0;
+}
+
+static void stub_destroy(fattn_strategy *s)
+{
+    free(s);
+}
+
+static size_t stub_hint(fattn_strategy *s, size_t *out, size_t k)
+{
+    stub *t = (stub *)s;
+    size_t m = 0;
+    for (size_t i = t->next; i < t->n && m < k; ++i)
+        out[m++] = i;
+    stub_hints_small += t->n <= 4 ? m : 0;
+    return m;
+}
+
+static const fattn_strategy_ops stub_ops = {
+    "stub", "in order, one at a time", stub_create, stub_next, stub_observe, stub_destroy, stub_hint,
+};
+
+static fattn_strategy *stub_create(const fattn_config *c, size_t n, uint64_t seed)
+{
+    (void)c, (void)seed;
+    stub *t = fattn_xcalloc(1, sizeof *t);
+    t->base.ops = &stub_ops;
+    t->n = n;
+    return &t->base;
+}
+
+/* The search loop over two families (tune/tune.h): the mma family's 12
+ * survivors of space-procedures.json replayed from the H100's landscape
+ * beside four wgmma configurations replayed from a landscape written here
+ * (faster than any mma one). Run out: every candidate of both tried once, in
+ * one study, the best the wgmma one; under a trial limit both families get
+ * their turns from the first trials on (the scheduler's seeds), and a
+ * resumed loop told the first trials proposes none of them again. */
+static void search_two_families(void)
+{
+    char space_mma[512], land_mma[512], dir[] = "/tmp/fattn-two-families.XXXXXX", path[256], land_wg[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(space_mma, sizeof space_mma, "%s/tests/data/space-procedures.json", source_root);
+    snprintf(land_mma, sizeof land_mma, "%s/tests/data/landscape-h100-2-8-512-64.csv", source_root);
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    snprintf(land_wg, sizeof land_wg, "%s/land.csv", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"family\": \"wgmma\", \"parameters\": {\"BLOCK_M\": [128], \"BLOCK_N\": [64, 128], \"STAGES\": [2, 3], "
+          "\"PV_RS\": [1], \"OVERLAP\": [1], \"PINGPONG\": [1]}}\n",
+          f);
+    fclose(f);
+    f = fopen(land_wg, "w");
+    fputs("# fattn-tune landscape 1\n# device: made up by test_procedures\n# arch: sm_90\n# family: wgmma\n"
+          "# shape: 2,8,512,64\n# causal: 0\nkey,status,reason,median_us,p10_us,p90_us\n"
+          "wgmma-bm128-bn64-s2-rs1-ov1-pp1,ok,,6.0,5.9,6.1\nwgmma-bm128-bn64-s3-rs1-ov1-pp1,ok,,6.5,6.4,6.6\n"
+          "wgmma-bm128-bn128-s2-rs1-ov1-pp1,ok,,5.0,4.9,5.1\nwgmma-bm128-bn128-s3-rs1-ov1-pp1,ok,,5.5,5.4,5.6\n",
+          f);
+    fclose(f);
+    fattn_shape shape = {.batch = 2, .heads = 8, .seqlen = 512, .head_dim = 64};
+    const fattn_arch *arch = fattn_arch_find("sm_90");
+    fattn_store *s = NULL;
+    char *include = NULL;
+    loop_family lf[2];
+    CHECK_INT(fattn_store_open(db_path, FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(fattn_cuda_include(&include), FATTN_OK);
+    CHECK_INT(loop_family_open(space_mma, land_mma, 0, &shape, arch, include, s, &lf[0]), FATTN_OK);
+    CHECK_INT(loop_family_open(path, land_wg, 1, &shape, arch, include, s, &lf[1]), FATTN_OK);
+    CHECK_INT((long long)lf[0].sv.nsurvivors, 12);
+    CHECK_INT((long long)lf[1].sv.nsurvivors, 4);
+    fattn_tune_family fams[2];
+    for (int k = 0; k < 2; ++k)
+        fams[k] = (fattn_tune_family){.space = &lf[k].space, .sv = &lf[k].sv, .cc = &lf[k].cc, .ev = lf[k].ev};
+    /* Waiting strategies, the wgmma kernels not yet compiled: each family
+     * waits for its outcome in turn, the loop compiles ahead on the waiting
+     * family's hints (the wgmma family's among them), and every candidate
+     * is compiled once, from its own family's kernel, and tried once. */
+    {
+        fattn_study_rec sr = {.command = "search",
+                              .strategy = "stub",
+                              .shape = shape,
+                              .arch = "sm_90",
+                              .nvrtc_version = fattn_nvrtc_version(),
+                              .space_path = space_mma,
+                              .space_hash = lf[0].space.hash,
+                              .space_json = lf[0].space.json,
+                              .kernel_hash = lf[0].src.hash,
+                              .limits_json = "{}",
+                              .argv = "test_procedures",
+                              .evaluator = "replay",
+                              .args_json = "[]"};
+        long long id = 0, seq = 0;
+        char sql[512];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM compile_cache WHERE kernel_hash = '%s'", lf[1].src.hash);
+        CHECK_INT(count(s, sql), 0);
+        CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
+        fattn_tune_ctx tc = {.fams = fams,
+                             .nfam = 2,
+                             .store = s,
+                             .study = id,
+                             .seq = &seq,
+                             .strategy = &stub_ops,
+                             .seed = 5,
+                             .t0_ms = fattn_now_ms(),
+                             .ahead = 4};
+        fattn_tune_progress p;
+        int stop;
+        stub_hints_small = 0;
+        CHECK_INT(fattn_tune_run(&tc, &p, &stop), FATTN_OK);
+        CHECK_INT(stop, FATTN_TUNE_EXHAUSTED);
+        CHECK_INT((long long)p.tried, 16);
+        CHECK(stub_hints_small > 0);
+        CHECK_INT(count(s, sql), 4); /* a hint sent to another family's compiler would add one */
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM trials t JOIN compile_cache k ON k.key = t.cache_key WHERE t.study_id = %lld "
+                 "AND k.kernel_hash = CASE WHEN t.config_key LIKE 'wgmma-%%' THEN '%s' ELSE '%s' END",
+                 id, lf[1].src.hash, lf[0].src.hash);
+        CHECK_INT(count(s, sql), 16);
+        CHECK_STR(p.best_key, "wgmma-bm128-bn128-s2-rs1-ov1-pp1");
+    }
+    for (int limited = 0; limited < 2; ++limited) {
+        fattn_study_rec sr = {.command = "search",
+                              .strategy = "gp",
+                              .seed = 5,
+                              .has_seed = 1,
+                              .shape = shape,
+                              .arch = "sm_90",
+                              .nvrtc_version = fattn_nvrtc_version(),
+                              .space_path = space_mma,
+                              .space_hash = lf[0].space.hash,
+                              .space_json = lf[0].space.json,
+                              .kernel_hash = lf[0].src.hash,
+                              .limits_json = "{}",
+                              .argv = "test_procedures",
+                              .evaluator = "replay",
+                              .args_json = "[]"};
+        long long id = 0, seq = 0;
+        CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
+        fattn_tune_ctx tc = {.fams = fams,
+                             .nfam = 2,
+                             .store = s,
+                             .study = id,
+                             .seq = &seq,
+                             .strategy = fattn_strategies[0],
+                             .seed = 5,
+                             .max_trials = limited ? 2 : 0,
+                             .t0_ms = fattn_now_ms(),
+                             .ahead = 4};
+        fattn_tune_progress p;
+        int stop;
+        CHECK_INT(fattn_tune_run(&tc, &p, &stop), FATTN_OK);
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld AND config_key LIKE 'wgmma-%%'",
+                 id);
+        const long long wg = count(s, sql);
+        snprintf(sql, sizeof sql, "SELECT count(DISTINCT config_key) - count(*) FROM trials WHERE study_id = %lld", id);
+        CHECK_INT(count(s, sql), 0); /* nothing twice */
+        if (!limited) {
+            CHECK_INT(stop, FATTN_TUNE_EXHAUSTED);
+            CHECK_INT((long long)p.candidates, 16);
+            CHECK_INT((long long)p.tried, 16);
+            CHECK_INT(wg, 4);
+            CHECK_STR(p.best_key, "wgmma-bm128-bn128-s2-rs1-ov1-pp1");
+            CHECK_NEAR(p.best_us, 5.0, 1e-9);
+            continue;
+        }
+        /* Two trials: the wgmma family's seeds are its first proposals, and
+         * the time is shared while both seed: it has one of them at least. */
+        CHECK_INT(stop, FATTN_TUNE_TRIALS);
+        CHECK_INT((long long)p.evaluated, 2);
+        CHECK(wg >= 1);
+        /* Resumed with what the study holds: nothing proposed again. */
+        fattn_resume res = {0};
+        CHECK_INT(fattn_resume_load(s, id, &res), FATTN_OK);
+        CHECK(res.nprior >= 2);
+        tc.prior = res.prior, tc.nprior = res.nprior, tc.max_trials = 0;
+        CHECK_INT(fattn_tune_run(&tc, &p, &stop), FATTN_OK);
+        CHECK_INT(stop, FATTN_TUNE_EXHAUSTED);
+        CHECK_INT((long long)p.tried, 16);
+        CHECK_INT((long long)p.resumed, (long long)res.nprior);
+        CHECK_INT(count(s, sql), 0);
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld", id);
+        CHECK_INT(count(s, sql), 16);
+        CHECK_STR(p.best_key, "wgmma-bm128-bn128-s2-rs1-ov1-pp1");
+        fattn_resume_release(&res);
+    }
+    for (int k = 0; k < 2; ++k)
+        loop_family_close(&lf[k]);
+    free(include);
+    fattn_store_close(&s);
+    unlink(path);
+    unlink(land_wg);
+    rmdir(dir);
+}
+
 /* The outcome table of both summaries: reasons in order, the static
  * counts only up to the cut given, the passed row, the error row. */
 static void outcome_table(void)
@@ -653,6 +925,7 @@ int main(int argc, char **argv)
     T_RUN(bench_config);
     T_RUN(bench_trial);
     T_RUN(search_replay);
+    T_RUN(search_two_families);
     T_RUN(compile_sample);
     T_RUN(outcome_table);
     T_RUN(check_plans);

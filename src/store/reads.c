@@ -165,7 +165,8 @@ static const struct {
                                  "FROM studies WHERE id = ?1",
                                  "the study"},
     [FATTN_READ_RESUME_TRIALS] = {"SELECT id, config_key, status, reason, run_ms IS NOT NULL, median_us, p10_us, "
-                                  "p90_us, tflops, gbps FROM trials WHERE study_id = ?1 ORDER BY seq",
+                                  "p90_us, tflops, gbps, coalesce(compile_ms, 0) + coalesce(run_ms, 0) "
+                                  "FROM trials WHERE study_id = ?1 ORDER BY seq",
                                   "the study's trials"},
 };
 

@@ -109,6 +109,7 @@ static int load_trials(fattn_store *s, long long id, fattn_resume *r)
         p->timing.p90_us = sqlite3_column_double(st, 7);
         p->timing.tflops = sqlite3_column_double(st, 8);
         p->timing.gbps = sqlite3_column_double(st, 9);
+        p->cost_ms = sqlite3_column_double(st, 10);
     }
     if (step != SQLITE_DONE)
         return fail(s, st, "cannot read the study's trials");

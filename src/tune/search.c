@@ -232,14 +232,13 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
                                 .lim = &t->lim,
                                 .cache = fattn_store_compile_cache(*store),
                                 .jobs = o->jobs};
+        const fattn_tune_family fam = {.space = &t->space, .sv = &r->sv, .cc = &cc, .ev = ev};
         fattn_tune_ctx tc = {
-            .space = &t->space,
-            .sv = &r->sv,
-            .cc = &cc,
+            .fams = &fam,
+            .nfam = 1,
             .store = *store,
             .study = r->study,
             .seq = &seq,
-            .ev = ev,
             .strategy = o->strategy,
             .seed = (uint64_t)m.seed,
             .max_trials = o->trials,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/famsched.h"
 #include "util/err.h"
 #include "util/misc.h"
 
@@ -15,6 +16,17 @@ uint64_t fattn_numerics_seed(uint64_t study_seed, long long seq)
     fattn_rng r;
     fattn_rng_seed(&r, study_seed ^ (0x5851f42d4c957f2dull * (uint64_t)(seq + 1)));
     return fattn_rng_next(&r);
+}
+
+uint64_t fattn_family_seed(uint64_t seed, int k)
+{
+    return k ? fattn_numerics_seed(seed ^ 0x66616d696c79ull, -1 - k) : seed;
+}
+
+double fattn_tune_cost_ms(double compile_ms, double eval_ms)
+{
+    double c = (compile_ms > 0 ? compile_ms : 0) + (eval_ms > 0 ? eval_ms : 0);
+    return c > FATTN_TUNE_MIN_COST_MS ? c : FATTN_TUNE_MIN_COST_MS;
 }
 
 /* The time since t0 (ms), added to *total. */
@@ -41,10 +53,11 @@ static int store_trial(const fattn_tune_ctx *ctx, const fattn_trial_rec *r, long
 }
 
 /* A trial record for a compiled item, before any evaluation. */
-static void compiled_rec(const fattn_tune_ctx *ctx, fattn_compile_item *it, fattn_trial_rec *r)
+static void compiled_rec(const fattn_tune_ctx *ctx, const fattn_compile_ctx *cc, fattn_compile_item *it,
+                         fattn_trial_rec *r)
 {
     fattn_launch l; /* the family's model: its shared memory */
-    it->cfg.fam->launch(&it->cfg, ctx->cc->shape, 0, &l);
+    it->cfg.fam->launch(&it->cfg, cc->shape, 0, &l);
     memset(r, 0, sizeof *r);
     r->study_id = ctx->study;
     r->seq = (*ctx->seq)++;
@@ -96,16 +109,38 @@ static int by_key(const void *a, const void *b)
     return strcmp(sort_keys[*(const size_t *)a], sort_keys[*(const size_t *)b]);
 }
 
-/* Tells the strategy and the progress what a resumed study holds. */
-static void resume(const fattn_tune_ctx *ctx, const fattn_config *cands, size_t n, fattn_strategy *strat,
-                   fattn_tune_progress *p)
+/* The candidates of every family, one array (family k's from off[k]), with
+ * each family's strategy over its own. */
+typedef struct cand_set {
+    int nfam;
+    fattn_config *cands;
+    size_t n, off[FATTN_TUNE_MAX_FAMILIES + 1];
+    fattn_strategy *strat[FATTN_TUNE_MAX_FAMILIES];
+    fattn_famsched fs;
+} cand_set;
+
+_Static_assert(FATTN_TUNE_MAX_FAMILIES <= FATTN_FAMSCHED_MAX, "the scheduler takes every family of a study");
+
+/* The family of candidate i. */
+static int family_of(const cand_set *cs, size_t i)
 {
+    int k = 0;
+    while (k + 1 < cs->nfam && i >= cs->off[k + 1])
+        ++k;
+    return k;
+}
+
+/* Tells the strategies, the family scheduler and the progress what a
+ * resumed study holds. */
+static void resume(const fattn_tune_ctx *ctx, cand_set *cs, fattn_tune_progress *p)
+{
+    const size_t n = cs->n;
     /* Candidates by key: keys[i] is candidate i's, order[] sorts them. */
     size_t *order = fattn_xcalloc(n ? n : 1, sizeof *order);
     char(*keys)[FATTN_KEY_MAX] = fattn_xcalloc(n ? n : 1, sizeof *keys);
     for (size_t i = 0; i < n; ++i) {
         order[i] = i;
-        fattn_config_key(&cands[i], keys[i]);
+        fattn_config_key(&cs->cands[i], keys[i]);
     }
     sort_keys = keys;
     qsort(order, n, sizeof *order, by_key);
@@ -121,7 +156,11 @@ static void resume(const fattn_tune_ctx *ctx, const fattn_config *cands, size_t 
         }
         if (lo == n || strcmp(keys[order[lo]], t->key))
             continue; /* not a candidate: a static-gate rejection */
-        strat->ops->observe(strat, order[lo], t->ok, t->ok ? t->timing.median_us : 0);
+        const size_t i = order[lo];
+        const int f = family_of(cs, i);
+        cs->strat[f]->ops->observe(cs->strat[f], i - cs->off[f], t->ok, t->ok ? t->timing.median_us : 0);
+        fattn_famsched_record(&cs->fs, f, fattn_tune_cost_ms(t->cost_ms, 0), t->evaluated, t->ok,
+                              t->ok ? t->timing.median_us : 0);
         ++p->tried;
         ++p->resumed;
         p->evaluated += t->evaluated != 0;
@@ -150,19 +189,51 @@ static int submit(fattn_compiler *comp, fattn_compile_item *items, const fattn_c
     return fattn_compiler_submit(comp, &items[i]);
 }
 
+/* Compiles in flight on all the families' compilers. */
+static int all_pending(fattn_compiler *const *comp, int nfam)
+{
+    int n = 0;
+    for (int k = 0; k < nfam; ++k)
+        n += fattn_compiler_pending(comp[k]);
+    return n;
+}
+
+/* Compiling ahead on the strategies' hints: SPEC_AHEAD a hinted candidate
+ * compiling for the cache only, SPEC_CLAIMED one proposed meanwhile (its
+ * compile then serves the proposal), SPEC_CACHED one compiled ahead (a
+ * proposal finds it in the cache; never hinted again). */
+enum { SPEC_NONE, SPEC_AHEAD, SPEC_CLAIMED, SPEC_CACHED };
+
+/* A compile that came back: one compiled ahead is in the cache now, for
+ * when it is proposed; a proposal's waits for its turn (the proposals
+ * before it are through). */
+static void came_back(fattn_compile_item *items, fattn_compile_item *it, unsigned char *spec, unsigned char *compiled)
+{
+    size_t d = (size_t)(it - items);
+    if (spec[d] == SPEC_AHEAD) {
+        spec[d] = SPEC_CACHED;
+        fattn_compile_item_release(it);
+    } else {
+        spec[d] = SPEC_NONE;
+        compiled[d] = 1;
+    }
+}
+
 int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
 {
-    const size_t n = ctx->sv->nsurvivors;
-    fattn_config *cands = fattn_xcalloc(n ? n : 1, sizeof *cands);
+    if (ctx->nfam < 1 || ctx->nfam > FATTN_TUNE_MAX_FAMILIES)
+        return fattn_error(FATTN_EFAIL, "the search loop takes 1 to %d families, not %d", FATTN_TUNE_MAX_FAMILIES,
+                           ctx->nfam);
+    const int nfam = ctx->nfam;
+    cand_set cs = {.nfam = nfam};
+    for (int k = 0; k < nfam; ++k)
+        cs.off[k + 1] = cs.off[k] + ctx->fams[k].sv->nsurvivors;
+    const size_t n = cs.n = cs.off[nfam];
+    cs.cands = fattn_xcalloc(n ? n : 1, sizeof *cs.cands);
+    const fattn_config *cands = cs.cands;
     fattn_compile_item *items = fattn_xcalloc(n ? n : 1, sizeof *items);
-    fattn_strategy *strat;
-    fattn_compiler *comp = fattn_compiler_open(ctx->cc);
-    int rc = FATTN_OK, pending = 0, exhausted = 0;
-    /* Compiling ahead on the strategy's hints: SPEC_AHEAD a hinted candidate
-     * compiling for the cache only, SPEC_CLAIMED one proposed meanwhile (its
-     * compile then serves the proposal), SPEC_CACHED one compiled ahead (a
-     * proposal finds it in the cache; never hinted again). */
-    enum { SPEC_NONE, SPEC_AHEAD, SPEC_CLAIMED, SPEC_CACHED };
+    fattn_compiler *comp[FATTN_TUNE_MAX_FAMILIES];
+    int rc = FATTN_OK, pending = 0, exhausted = 0, done[FATTN_TUNE_MAX_FAMILIES] = {0}, waiter = 0;
     unsigned char *spec = fattn_xcalloc(n ? n : 1, 1);
     size_t *hints = NULL, hint_cap = 0, nahead = 0; /* nahead: candidates AHEAD or CACHED, not proposed */
     /* Outcomes reach the store and the strategy in proposal order, whatever
@@ -174,16 +245,29 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
      * time: under a budget, no proposal is made that would end past it. */
     double *proposed_at = fattn_xcalloc(n ? n : 1, sizeof *proposed_at), lat_ms = 0, gap_ms = 0, last_ms = 0,
            svc_ms = 0;
-    const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = ctx->cc->jobs > 0 ? ctx->cc->jobs : 1;
+    const fattn_compile_ctx *cc0 = ctx->fams[0].cc;
+    const int window = ctx->ahead > 0 ? ctx->ahead : 1, threads = cc0->jobs > 0 ? cc0->jobs : 1;
+    /* The compile threads shared out among the families' compilers (each
+     * has its pool), the first ones taking what does not divide. */
+    fattn_compile_ctx ccs[FATTN_TUNE_MAX_FAMILIES];
 
     memset(p, 0, sizeof *p);
     p->candidates = n;
     *stop = FATTN_TUNE_EXHAUSTED;
-    for (size_t i = 0; i < n; ++i)
-        fattn_space_config(ctx->space, ctx->sv->survivors[i], &cands[i]);
-    strat = ctx->strategy->create(cands, n, ctx->seed);
+    fattn_famsched_init(&cs.fs, nfam, NULL, NULL);
+    for (int k = 0; k < nfam; ++k) {
+        const fattn_tune_family *f = &ctx->fams[k];
+        for (size_t i = 0; i < f->sv->nsurvivors; ++i)
+            fattn_space_config(f->space, f->sv->survivors[i], &cs.cands[cs.off[k] + i]);
+        cs.strat[k] = ctx->strategy->create(&cs.cands[cs.off[k]], f->sv->nsurvivors, fattn_family_seed(ctx->seed, k));
+        ccs[k] = *f->cc;
+        ccs[k].jobs = threads / nfam + (k < threads % nfam);
+        if (ccs[k].jobs < 1)
+            ccs[k].jobs = 1;
+        comp[k] = fattn_compiler_open(&ccs[k]);
+    }
     if (ctx->nprior)
-        resume(ctx, cands, n, strat, p);
+        resume(ctx, &cs, p);
 
     double strategy_ms = 0, t; /* the strategy's time since the last trial stored */
     int moved = 1;             /* a compile came back or a trial was stored since the strategy's last hints */
@@ -197,19 +281,30 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         /* Under a budget, until a proposal's time is known, one per thread. */
         const int win = ctx->deadline_ms > 0 && lat_ms == 0 && threads < window ? threads : window;
         while (why < 0 && !budget_full(ctx, gap_ms, svc_ms, lat_ms, pending) && !exhausted && pending < win) {
-            t = fattn_now_ms();
-            long i = strat->ops->next(strat);
-            strategy_ms += spent(t, &p->strategy_ms);
-            if (i == FATTN_STRATEGY_WAIT && pending) {
-                waiting = 1; /* it needs the outcomes in flight */
-                break;
-            }
-            if (i < 0) {
+            unsigned open = 0;
+            for (int k = 0; k < nfam; ++k)
+                open |= (unsigned)!done[k] << k;
+            const int f = fattn_famsched_pick(&cs.fs, open);
+            if (f < 0) {
                 exhausted = 1;
                 break;
             }
+            t = fattn_now_ms();
+            long li = cs.strat[f]->ops->next(cs.strat[f]);
+            strategy_ms += spent(t, &p->strategy_ms);
+            if (li == FATTN_STRATEGY_WAIT && pending) {
+                waiting = 1; /* the family whose turn it is needs the outcomes in flight */
+                waiter = f;
+                break;
+            }
+            if (li < 0) {
+                done[f] = 1;
+                continue;
+            }
+            const size_t i = cs.off[f] + (size_t)li;
             ++pending;
-            proposed[tail++] = (size_t)i;
+            fattn_famsched_proposed(&cs.fs, f);
+            proposed[tail++] = i;
             proposed_at[i] = fattn_now_ms();
             if (spec[i] != SPEC_NONE)
                 --nahead;
@@ -218,28 +313,42 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 continue;
             }
             spec[i] = SPEC_NONE; /* CACHED: compiled ahead, a cache hit */
-            if ((rc = submit(comp, items, cands, (size_t)i)))
+            if ((rc = submit(comp[f], items, cands, i)))
                 goto out;
         }
         /* While the strategy waits, the compile threads it leaves idle
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
+        if (nfam > 1) /* what the other families' compilers brought back meanwhile */
+            for (int k = 0; k < nfam; ++k) {
+                fattn_compile_item *back;
+                int late;
+                while ((back = fattn_compiler_next_until(comp[k], fattn_now_ms(), &rc, &late))) {
+                    came_back(items, back, spec, compiled);
+                    moved = 1;
+                    if (rc)
+                        goto out;
+                }
+                if (rc)
+                    goto out;
+            }
         const int hint_now = moved; /* not again on a wait's slice that brought nothing */
+        fattn_strategy *ws = cs.strat[waiter];
         moved = 0;
-        if (why < 0 && waiting && hint_now && !full && strat->ops->hint && ctx->cc->cache.arg
-            && fattn_compiler_pending(comp) < threads) {
-            size_t want = nahead + (size_t)(threads - fattn_compiler_pending(comp));
+        if (why < 0 && waiting && hint_now && !full && ws->ops->hint && ctx->fams[waiter].cc->cache.arg
+            && all_pending(comp, nfam) < threads) {
+            size_t want = nahead + (size_t)(threads - all_pending(comp, nfam));
             if (want > hint_cap)
                 hints = fattn_xrealloc(hints, (hint_cap = want) * sizeof *hints);
             t = fattn_now_ms();
-            size_t nh = strat->ops->hint(strat, hints, want);
+            size_t nh = ws->ops->hint(ws, hints, want);
             strategy_ms += spent(t, &p->strategy_ms);
-            for (size_t k = 0; k < nh && fattn_compiler_pending(comp) < threads; ++k) {
-                size_t i = hints[k];
+            for (size_t k = 0; k < nh && all_pending(comp, nfam) < threads; ++k) {
+                size_t i = cs.off[waiter] + hints[k];
                 if (spec[i] != SPEC_NONE)
                     continue;
-                if ((rc = submit(comp, items, cands, i)))
+                if ((rc = submit(comp[waiter], items, cands, i)))
                     goto out;
                 spec[i] = SPEC_AHEAD;
                 ++nahead;
@@ -259,26 +368,23 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             if (ctx->deadline_ms > 0 && ctx->deadline_ms - ctx->spent_ms < until)
                 until = ctx->deadline_ms - ctx->spent_ms;
             t = fattn_now_ms();
-            fattn_compile_item *done = fattn_compiler_next_until(comp, until, &rc, &late);
+            fattn_compiler *hc = comp[family_of(&cs, proposed[head])];
+            fattn_compile_item *it_done = fattn_compiler_next_until(hc, until, &rc, &late);
             p->wait_ms += fattn_now_ms() - t;
-            if (!done && late && !rc)
+            if (!it_done && late && !rc)
                 continue;
-            if (!done && !rc) /* a proposal nothing compiles: a fattn-tune bug */
+            if (!it_done && !rc) /* a proposal nothing compiles: a fattn-tune bug */
                 rc = fattn_error(FATTN_EFAIL, "the search loop waits for a compile that was never submitted");
-            if (!done || rc)
+            if (!it_done || rc)
                 goto out;
-            size_t d = (size_t)(done - items);
+            came_back(items, it_done, spec, compiled);
             moved = 1;
-            if (spec[d] == SPEC_AHEAD) { /* in the cache now, for when it is proposed */
-                spec[d] = SPEC_CACHED;
-                fattn_compile_item_release(done);
-            } else {
-                spec[d] = SPEC_NONE;
-                compiled[d] = 1; /* its turn comes when the proposals before it are through */
-            }
             continue;
         }
         size_t idx = proposed[head++];
+        const int fi = family_of(&cs, idx);
+        fattn_strategy *strat = cs.strat[fi];
+        const size_t li = idx - cs.off[fi];
         fattn_compile_item *it = &items[idx];
         compiled[idx] = 0;
         --pending;
@@ -291,7 +397,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         fattn_trial_rec r;
         double eval_ms = 0;
-        compiled_rec(ctx, it, &r);
+        compiled_rec(ctx, &ccs[fi], it, &r);
         r.has_strategy_ms = 1;
         r.strategy_ms = strategy_ms;
         strategy_ms = 0;
@@ -306,7 +412,8 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 ++p->by_reason[it->reason];
             rc = store_trial(ctx, &r, NULL, p);
             t = fattn_now_ms();
-            strat->ops->observe(strat, idx, 0, 0);
+            strat->ops->observe(strat, li, 0, 0);
+            fattn_famsched_record(&cs.fs, fi, fattn_tune_cost_ms(r.compile_ms, 0), 0, 0, 0);
             strategy_ms += spent(t, &p->strategy_ms);
         } else {
             fattn_eval_result e;
@@ -322,7 +429,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             fattn_config_key(&it->cfg, key);
             req.key = key;
             eval_ms = fattn_now_ms();
-            rc = fattn_evaluate(ctx->ev, &req, &e);
+            rc = fattn_evaluate(ctx->fams[fi].ev, &req, &e);
             eval_ms = fattn_now_ms() - eval_ms;
             p->eval_ms += eval_ms;
             if (rc) {
@@ -350,7 +457,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             rc = store_trial(ctx, &r, &trial, p);
             int ok = e.status == FATTN_EVAL_OK;
             t = fattn_now_ms();
-            strat->ops->observe(strat, idx, ok, ok ? e.timing.median_us : 0);
+            strat->ops->observe(strat, li, ok, ok ? e.timing.median_us : 0);
+            fattn_famsched_record(&cs.fs, fi, fattn_tune_cost_ms(r.compile_ms, e.wall_ms), 1, ok,
+                                  ok ? e.timing.median_us : 0);
             strategy_ms += spent(t, &p->strategy_ms);
             if (ok && (p->best_us == 0 || e.timing.median_us < p->best_us)) {
                 p->best_us = e.timing.median_us;
@@ -380,7 +489,11 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
 out:;
     /* Nothing waited for past the end: what still compiles is given up. */
     int cache_rc = FATTN_OK;
-    p->abandoned = fattn_compiler_abandon(&comp, &cache_rc);
+    for (int k = 0; k < nfam; ++k) {
+        int krc = FATTN_OK;
+        p->abandoned += fattn_compiler_abandon(&comp[k], &krc);
+        cache_rc = cache_rc ? cache_rc : krc;
+    }
     rc = rc ? rc : cache_rc;
     free(spec);
     free(proposed);
@@ -389,8 +502,9 @@ out:;
     free(hints);
     for (size_t i = 0; i < n; ++i)
         fattn_compile_item_release(&items[i]);
-    strat->ops->destroy(strat);
+    for (int k = 0; k < nfam; ++k)
+        cs.strat[k]->ops->destroy(cs.strat[k]);
     free(items);
-    free(cands);
+    free(cs.cands);
     return rc;
 }

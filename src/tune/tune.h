@@ -2,6 +2,13 @@
  * tune.h - the search loop: strategy -> compile (cache, pool, working ahead)
  * -> post-compile gates -> evaluate (numerics, timing) -> store.
  *
+ * A study may search several kernel families at once: each family has its
+ * space's survivors, its compile settings (its kernel), its evaluator and
+ * its own strategy over its own candidates, and the family scheduler
+ * (search/famsched.h) decides whose proposal comes next, sharing the time
+ * (each outcome charged its compile and its evaluation). One family is the
+ * loop as it always was.
+ *
  * The strategy proposes gate survivors; the compile stream keeps a window of
  * them compiling while the evaluator runs the current one. Every outcome is
  * a trial committed in its own transaction (with its raw samples): a
@@ -59,22 +66,32 @@ enum fattn_tune_stop {
  * progress counts it, and it is not run again. */
 typedef struct fattn_tune_prior {
     char key[FATTN_KEY_MAX];
-    int reason;    /* FATTN_R_* of a rejection, 0 otherwise */
-    int error;     /* an error trial */
-    int evaluated; /* it ran on the evaluator */
-    int ok;        /* measured: timing holds the times */
+    double cost_ms; /* what the family scheduler was charged: its compile and evaluation times */
+    int reason;     /* FATTN_R_* of a rejection, 0 otherwise */
+    int error;      /* an error trial */
+    int evaluated;  /* it ran on the evaluator */
+    int ok;         /* measured: timing holds the times */
     fattn_timing timing;
     long long trial;
 } fattn_tune_prior;
 
-typedef struct fattn_tune_ctx {
+/* One family of the study. */
+typedef struct fattn_tune_family {
     const fattn_space *space;
     const fattn_space_verdicts *sv; /* static gates: candidates are sv->survivors */
-    const fattn_compile_ctx *cc;    /* compile settings; cc->cache is the compile cache */
+    const fattn_compile_ctx *cc;    /* compile settings (the family's kernel); cc->cache is the compile cache */
+    fattn_evaluator *ev;
+} fattn_tune_family;
+
+/* The most families one study searches. */
+#define FATTN_TUNE_MAX_FAMILIES 8
+
+typedef struct fattn_tune_ctx {
+    const fattn_tune_family *fams; /* the first family's strategy is seeded with `seed` itself */
+    int nfam;                      /* 1 .. FATTN_TUNE_MAX_FAMILIES */
     fattn_store *store;
     long long study;
     long long *seq; /* next trial number of the study */
-    fattn_evaluator *ev;
     const fattn_strategy_ops *strategy;
     uint64_t seed;      /* strategy and numerics inputs */
     long max_trials;    /* 0: no limit */
@@ -95,5 +112,14 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
 
 /* The seed of the numerics inputs of trial `seq`. */
 uint64_t fattn_numerics_seed(uint64_t study_seed, long long seq);
+
+/* The seed of family k's strategy in a study seeded with `seed` (k 0: seed). */
+uint64_t fattn_family_seed(uint64_t seed, int k);
+
+/* What an outcome is charged in the family scheduler (ms): its compile and
+ * its evaluation, at least FATTN_TUNE_MIN_COST_MS (a proposal served from
+ * the cache and the landscape still costs the loop's own time). */
+#define FATTN_TUNE_MIN_COST_MS 1.0
+double fattn_tune_cost_ms(double compile_ms, double eval_ms);
 
 #endif
