@@ -475,6 +475,42 @@ static fattn_strategy *stub_create(const fattn_config *c, size_t n, uint64_t see
     return &t->base;
 }
 
+/* A study begun for the two-family loop, its context over fams[2] with
+ * `strategy` (seed 5) into *tc; *seq its trial counter. */
+static long long loop_study(fattn_store *s, const char *space_mma, const loop_family *lf, const fattn_shape *shape,
+                            const fattn_tune_family *fams, const fattn_strategy_ops *strategy, long long *seq,
+                            fattn_tune_ctx *tc)
+{
+    fattn_study_rec sr = {.command = "search",
+                          .strategy = strategy->name,
+                          .seed = 5,
+                          .has_seed = 1,
+                          .shape = *shape,
+                          .arch = "sm_90",
+                          .nvrtc_version = fattn_nvrtc_version(),
+                          .space_path = space_mma,
+                          .space_hash = lf[0].space.hash,
+                          .space_json = lf[0].space.json,
+                          .kernel_hash = lf[0].src.hash,
+                          .limits_json = "{}",
+                          .argv = "test_procedures",
+                          .evaluator = "replay",
+                          .args_json = "[]"};
+    long long id = 0;
+    CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
+    *seq = 0;
+    *tc = (fattn_tune_ctx){.fams = fams,
+                           .nfam = 2,
+                           .store = s,
+                           .study = id,
+                           .seq = seq,
+                           .strategy = strategy,
+                           .seed = 5,
+                           .t0_ms = fattn_now_ms(),
+                           .ahead = 4};
+    return id;
+}
+
 /* The search loop over two families (tune/tune.h): the mma family's 12
  * survivors of space-procedures.json replayed from the H100's landscape
  * beside four wgmma configurations replayed from a landscape written here
@@ -521,33 +557,12 @@ static void search_two_families(void)
      * family's hints (the wgmma family's among them), and every candidate
      * is compiled once, from its own family's kernel, and tried once. */
     {
-        fattn_study_rec sr = {.command = "search",
-                              .strategy = "stub",
-                              .shape = shape,
-                              .arch = "sm_90",
-                              .nvrtc_version = fattn_nvrtc_version(),
-                              .space_path = space_mma,
-                              .space_hash = lf[0].space.hash,
-                              .space_json = lf[0].space.json,
-                              .kernel_hash = lf[0].src.hash,
-                              .limits_json = "{}",
-                              .argv = "test_procedures",
-                              .evaluator = "replay",
-                              .args_json = "[]"};
-        long long id = 0, seq = 0;
+        long long seq;
+        fattn_tune_ctx tc;
         char sql[512];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM compile_cache WHERE kernel_hash = '%s'", lf[1].src.hash);
         CHECK_INT(count(s, sql), 0);
-        CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
-        fattn_tune_ctx tc = {.fams = fams,
-                             .nfam = 2,
-                             .store = s,
-                             .study = id,
-                             .seq = &seq,
-                             .strategy = &stub_ops,
-                             .seed = 5,
-                             .t0_ms = fattn_now_ms(),
-                             .ahead = 4};
+        const long long id = loop_study(s, space_mma, lf, &shape, fams, &stub_ops, &seq, &tc);
         fattn_tune_progress p;
         int stop;
         stub_hints_small = 0;
@@ -564,33 +579,10 @@ static void search_two_families(void)
         CHECK_STR(p.best_key, "wgmma-bm128-bn128-s2-rs1-ov1-pp1");
     }
     for (int limited = 0; limited < 2; ++limited) {
-        fattn_study_rec sr = {.command = "search",
-                              .strategy = "gp",
-                              .seed = 5,
-                              .has_seed = 1,
-                              .shape = shape,
-                              .arch = "sm_90",
-                              .nvrtc_version = fattn_nvrtc_version(),
-                              .space_path = space_mma,
-                              .space_hash = lf[0].space.hash,
-                              .space_json = lf[0].space.json,
-                              .kernel_hash = lf[0].src.hash,
-                              .limits_json = "{}",
-                              .argv = "test_procedures",
-                              .evaluator = "replay",
-                              .args_json = "[]"};
-        long long id = 0, seq = 0;
-        CHECK_INT(fattn_store_study_begin(s, &sr, &id), FATTN_OK);
-        fattn_tune_ctx tc = {.fams = fams,
-                             .nfam = 2,
-                             .store = s,
-                             .study = id,
-                             .seq = &seq,
-                             .strategy = fattn_strategies[0],
-                             .seed = 5,
-                             .max_trials = limited ? 2 : 0,
-                             .t0_ms = fattn_now_ms(),
-                             .ahead = 4};
+        long long seq;
+        fattn_tune_ctx tc;
+        const long long id = loop_study(s, space_mma, lf, &shape, fams, fattn_strategies[0], &seq, &tc);
+        tc.max_trials = limited ? 2 : 0;
         fattn_tune_progress p;
         int stop;
         CHECK_INT(fattn_tune_run(&tc, &p, &stop), FATTN_OK);
