@@ -18,19 +18,23 @@
  * driven the way the search loop drives it (a window of proposals in
  * flight, outcomes in proposal order), and the scheduler picks whose turn
  * it is. A proposal costs its family's compile time, and its evaluation
- * time when it runs (a trial); --cost sets them (default 1,1 both).
+ * time when it runs (a trial); --cost sets them (default 0.1,1 both: the
+ * compiles run ahead on the compile threads, the evaluator is the serial
+ * part).
  *
  * For each pair and seed 1..N (default 8) it counts the trials (runs on the
  * evaluator, both families) and the time (the cost model's) until one
- * within 2% of the joint best is measured: searching both under the scheduler, both under an even split of
- * the time, and the family holding the joint best alone. It prints a line
- * per pair and the pooled medians, and checks: the scheduler never proposes
- * a candidate twice, every run reaches the target, the pooled median of the
- * scheduler's trials is at most R times the alone one's (--max-median-ratio,
- * default 1.3) and below the even split's, and no pair's median over R'
- * times its alone median (--max-pair-ratio, default 2). --set overrides a
- * scheduler setting (bonus, halving, temperature, floor, seed_ok, seeds) for the
- * rule's development (lab/search-quality/log.md).
+ * within 2% of the joint best is measured: searching both under the
+ * scheduler, both under an even split of the time, and the family holding
+ * the joint best alone. It prints a line per pair and the pooled medians,
+ * and checks: the scheduler never proposes a candidate twice, every run
+ * reaches the target, the pooled median of the scheduler's trials is at
+ * most R times the alone one's (--max-median-ratio, default 1.3) and below
+ * the even split's, and no pair's median over R' times its alone median
+ * (--max-pair-ratio, default 2). --set overrides a scheduler setting
+ * (bonus, halving, temperature, floor, seed_ok, seeds) and --joint-only
+ * runs the scheduler alone, for the rule's development
+ * (lab/search-quality/families-log.md).
  */
 #include <math.h>
 

@@ -121,7 +121,7 @@ def generate(seed, base, fattn, cache):
     else:
         basin_best = mma_best * rng.uniform(1.02, 1.08)
         best, seed_best = basin_best * rng.uniform(0.99, 1.0), mma_seed * rng.uniform(0.87, 0.98)
-    # The basin's spread set so that its seeds show `seed` (else as drawn).
+    # The basin's spread set so that its seeds show `seed_best` (else as drawn).
     scale = math.log(max(seed_best / basin_best, 1.01)) / seed_q if seed_best else 1.0
     logt = [math.log(basin_best) + scale * y for y in logt]
     for i in region:
