@@ -70,8 +70,9 @@ static double inflight_cost(const fattn_famsched *s, const fattn_famsched_family
         return 0;
     double spent = f->spent;
     size_t n = f->recorded;
-    for (int k = 0; k < s->n && !n; ++k)
-        spent += s->f[k].spent, n += s->f[k].recorded;
+    if (!n) /* none of its own ended yet: every family's */
+        for (int k = 0; k < s->n; ++k)
+            spent += s->f[k].spent, n += s->f[k].recorded;
     return (double)f->inflight * (n && spent > 0 ? spent / (double)n : 1.0);
 }
 

@@ -15,6 +15,7 @@
 #include "run/landscape.h"
 #include "space/hardware.h"
 #include "space/space.h"
+#include "t.h"
 #include "util/err.h"
 
 /* The static-gate survivors of a space at a landscape's arch and shape, and
@@ -32,7 +33,7 @@ typedef struct t_cands {
 
 /* Loads SPACE's candidates at the default limits (optin: the shared memory
  * raised to the arch's opt-in maximum, as the wgmma family needs) with
- * their outcomes from LAND; 0, or T_HARNESS-style 99 on a bad file or a
+ * their outcomes from LAND; 0, or T_HARNESS on a bad file or a
  * survivor the landscape lacks. */
 static int t_cands_load(const char *space_path, const char *land_path, int optin, t_cands *c)
 {
@@ -43,17 +44,17 @@ static int t_cands_load(const char *space_path, const char *land_path, int optin
     int rc = 0;
     memset(c, 0, sizeof *c);
     if (fattn_space_load(space_path, &sp))
-        return 99;
+        return T_HARNESS;
     if (fattn_landscape_load(land_path, &land)) {
         fattn_space_release(&sp);
-        return 99;
+        return T_HARNESS;
     }
     const fattn_arch *arch = fattn_arch_find(land.arch);
     if (!arch || land.fam != sp.fam) {
         fprintf(stderr, "%s: no known arch, or not the family of %s\n", land_path, space_path);
         fattn_landscape_release(&land);
         fattn_space_release(&sp);
-        return 99;
+        return T_HARNESS;
     }
     fattn_gate_limits_default(&lim);
     if (optin)
@@ -73,7 +74,7 @@ static int t_cands_load(const char *space_path, const char *land_path, int optin
         const fattn_landscape_entry *e = fattn_landscape_find(&land, key);
         if (!e) {
             fprintf(stderr, "%s: no entry for survivor %s\n", land_path, key);
-            rc = 99;
+            rc = T_HARNESS;
         } else if (!strcmp(e->status, "ok")) {
             c->y[i] = e->median_us;
             c->best = fmin(c->best, e->median_us);

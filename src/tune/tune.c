@@ -316,23 +316,22 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             if ((rc = submit(comp[f], items, cands, i)))
                 goto out;
         }
+        /* What the families' compilers brought back meanwhile (with one
+         * family, the wait below takes it). */
+        for (int k = 0; nfam > 1 && k < nfam && !rc; ++k) {
+            fattn_compile_item *back;
+            int late;
+            while (!rc && (back = fattn_compiler_next_until(comp[k], fattn_now_ms(), &rc, &late))) {
+                came_back(items, back, spec, compiled);
+                moved = 1;
+            }
+        }
+        if (rc)
+            goto out;
         /* While the strategy waits, the compile threads it leaves idle
          * compile what it expects to propose next into the cache (none
          * without a cache); at most one compile per thread is in flight, so
          * that its next proposal does not queue behind them. */
-        if (nfam > 1) /* what the other families' compilers brought back meanwhile */
-            for (int k = 0; k < nfam; ++k) {
-                fattn_compile_item *back;
-                int late;
-                while ((back = fattn_compiler_next_until(comp[k], fattn_now_ms(), &rc, &late))) {
-                    came_back(items, back, spec, compiled);
-                    moved = 1;
-                    if (rc)
-                        goto out;
-                }
-                if (rc)
-                    goto out;
-            }
         const int hint_now = moved; /* not again on a wait's slice that brought nothing */
         fattn_strategy *ws = cs.strat[waiter];
         moved = 0;
