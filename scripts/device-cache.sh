@@ -40,7 +40,7 @@ if [ "${1:-}" = --build ]; then
     build=$2
     shift 2
 fi
-space=() limits=()
+space=(--family mma) limits=() # the stages' default space: the mma family's (a study's =SPACE says otherwise)
 if [ "${1:-}" = --speed ]; then
     space=(--space search/space-speed.json) limits=(--smem-limit max)
     shift

@@ -9,6 +9,9 @@
  *                                markup), one rejected by the gates
  *   fixture_db version PATH N    set the schema version to N
  *   fixture_db foreign PATH      a SQLite database of another program
+ *   fixture_db sql PATH SQL      runs SQL on the database (a state no
+ *                                command writes: a study as an older
+ *                                fattn-tune left it)
  *   fixture_db hostile PATH      two studies whose every text column holds
  *                                hostile text (tests/hostile.h): quotes,
  *                                comment ends, trigraphs, markup, control
@@ -179,6 +182,9 @@ int main(int argc, char **argv)
                             "INSERT INTO customers (name) VALUES ('ada')");
     if (argc == 3 && strcmp(argv[1], "hostile") == 0)
         return hostile_fixture(argv[2]);
-    fprintf(stderr, "usage: fixture_db timed PATH | compiled PATH | version PATH N | foreign PATH | hostile PATH\n");
+    if (argc == 4 && strcmp(argv[1], "sql") == 0)
+        return raw(argv[2], argv[3]);
+    fprintf(stderr, "usage: fixture_db timed PATH | compiled PATH | version PATH N | foreign PATH | hostile PATH | "
+                    "sql PATH SQL\n");
     return 99;
 }

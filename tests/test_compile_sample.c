@@ -26,8 +26,8 @@ static const char *tool;
 static int run(const char *arch, const char *db, char *out, size_t n)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s compile --arch %s --shape 2,8,512,64 --sample %d --seed 1 --db %s 2>&1", tool, arch,
-             SAMPLE, db);
+    snprintf(cmd, sizeof cmd, "%s compile --arch %s --shape 2,8,512,64 --family mma --sample %d --seed 1 --db %s 2>&1",
+             tool, arch, SAMPLE, db);
     FILE *p = popen(cmd, "r");
     if (!p)
         exit(T_HARNESS);

@@ -307,7 +307,8 @@ static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search
                            .trials = trials,
                            .jobs = 2,
                            .started_ms = fattn_now_ms(),
-                           .replay = land,
+                           .replay = {land},
+                           .nreplay = 1,
                            .db_path = db_path,
                            .argv_text = "test_procedures",
                            .args_json = "[]",
@@ -316,7 +317,7 @@ static int search(fattn_store **s, long trials, void (*guard)(int), fattn_search
     fattn_target t;
     fattn_measure_init(&o.measure);
     fattn_target_init(&t);
-    t.space_path = space;
+    fattn_target_set(&t, "space", space);
     flag = 0;
     int rc = fattn_search_run(&o, &t, s, r);
     if (!rc) {
@@ -341,10 +342,10 @@ static void search_replay(void)
     CHECK_STR(r.land_arch, "sm_90");
     CHECK_STR(r.land_shape, "2,8,512,64");
     snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE study_id = %lld", r.study);
-    CHECK_INT(count(s, sql), (long long)(r.sv.considered - r.sv.nsurvivors + r.p.tried)); /* static + tried */
+    CHECK_INT(count(s, sql), (long long)(r.sv[0].considered - r.sv[0].nsurvivors + r.p.tried)); /* static + tried */
     CHECK(r.p.tried >= 4);
-    CHECK_INT((long long)r.sv.considered, 24); /* the space given, not the default */
-    CHECK_INT((long long)r.sv.nsurvivors, 12);
+    CHECK_INT((long long)r.sv[0].considered, 24); /* the space given, not the default */
+    CHECK_INT((long long)r.sv[0].nsurvivors, 12);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM studies WHERE id = %lld AND status = 'done' AND arch = 'sm_90' AND seqlen = 512",
              r.study);

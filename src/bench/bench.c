@@ -54,11 +54,16 @@ int fattn_bench_run(const fattn_bench_opts *o, fattn_target *t, fattn_store *s, 
         goto out;
     if ((rc = fattn_kernel_src_load(o->kernel_dir, cfg.fam->kernel_file, &src)))
         goto out;
-    /* A stored trial is re-gated and re-compiled as its study searched it. */
+    /* A stored trial is re-gated and re-compiled as its study searched its
+     * family; a configuration given, under its family's limits. */
+    if (o->trial)
+        fattn_study_info_as(&st, cfg.fam, &st);
     if (o->trial ? (rc = fattn_study_kernel(&src, &st, o->allow_kernel, "bench --trial", &notes))
                        || (rc = fattn_study_target(t, &st, t->arch_name, o->allow_arch, "bench --trial", &notes))
                  : (rc = fattn_target_finish(t, FATTN_NEED_ARCH, "bench")))
         goto out;
+    if (!o->trial)
+        fattn_target_family_limits(t, cfg.fam);
     fattn_measure_plan(&m, t, &gpu);
 
     /* The gates, then NVRTC: bench runs only what search would run. */

@@ -76,6 +76,7 @@ enum {
     OPT_RUN,
     OPT_ALLOW_KERNEL_CHANGE,
     OPT_ALLOW_ARCH_CHANGE,
+    OPT_FAMILY,
 };
 
 /* The shared options a command takes beside its own and the common ones
@@ -113,6 +114,16 @@ typedef struct cli_spec {
 } cli_spec;
 int cli_parse(int argc, char **argv, const cli_spec *spec, void *ctx, cli_common *common, fattn_target *target,
               fattn_measure *measure, int *first_arg);
+
+/* A command over several families (space, gates) prints each family's
+ * output in turn: in a table one after the other (a blank line between),
+ * in JSON an array of them; CSV takes one family (its columns are the
+ * family's): cli_families_format refuses it for several, naming `cmd`.
+ * begin before the first, next before family k, end after the last. */
+int cli_families_format(const fattn_targets *ts, int format, const char *cmd);
+void cli_families_begin(const fattn_targets *ts, int format, FILE *f);
+void cli_families_next(const fattn_targets *ts, int k, int format, FILE *f);
+void cli_families_end(const fattn_targets *ts, int format, FILE *f);
 
 /* Reports a usage error about an unexpected operand. */
 int cli_extra_operand(const char *cmd, const char *arg);

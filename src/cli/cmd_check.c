@@ -38,7 +38,8 @@ static const char help_head[] =
     "No GPU needed.\n"
     "\n"
     "Without --config or --covering, every survivor of the static gates at --shape is checked\n"
-    "(--sample N: a seeded sample of them). The simulator's cost grows with B*H*S and S: use a small\n"
+    "(--sample N: a seeded sample of them), of every attention family the arch runs (a run each;\n"
+    "--family or --space for fewer). The simulator's cost grows with B*H*S and S: use a small\n"
     "shape with tails (S not a multiple of the tiles), such as 1,2,130,64.\n"
     "\n"
     "  --config KEY         check this configuration (repeatable, up to 64): a key such as\n"
@@ -116,21 +117,25 @@ static void each(void *arg, size_t i, const fattn_sim_job *job, const fattn_sim_
     progress(v, 0);
 }
 
-/* The options that go together, and the target each mode needs. */
-static int check_usage(const fattn_check_opts *o, fattn_target *t)
+/* The options that go together, and the targets each mode needs: the
+ * configurations given (--config, their keys naming their families), else
+ * every family's space (--covering, or the survivors at --shape). */
+static int check_usage(const fattn_check_opts *o, fattn_target *t, fattn_targets *ts, fattn_notes *notes)
 {
     if (o->covering && (t->shape_text || o->nconfigs || o->sample))
         return fattn_error(FATTN_EUSAGE, "check --covering picks its own shapes and configurations; it takes no %s",
                            t->shape_text ? "--shape"
                            : o->nconfigs ? "--config"
                                          : "--sample");
-    if (o->nconfigs && (o->sample || t->filter_text))
+    if (o->nconfigs && (o->sample || t->filter_text || t->family_text))
         return fattn_error(FATTN_EUSAGE, "check --config checks the configurations given; it takes no %s",
-                           o->sample ? "--sample" : "--filter");
-    int needs = o->covering   ? FATTN_NEED_ARCH | FATTN_NEED_SPACE
-                : o->nconfigs ? FATTN_NEED_SHAPE | (t->arch_name ? FATTN_NEED_ARCH : 0)
-                              : FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE;
-    return fattn_target_finish(t, needs, "check");
+                           o->sample        ? "--sample"
+                           : t->filter_text ? "--filter"
+                                            : "--family");
+    if (o->nconfigs)
+        return fattn_target_finish(t, FATTN_NEED_SHAPE | (t->arch_name ? FATTN_NEED_ARCH : 0), "check");
+    return fattn_targets_finish(t, o->covering ? FATTN_NEED_ARCH : FATTN_NEED_SHAPE | FATTN_NEED_ARCH, NULL, NULL,
+                                "check", ts, notes);
 }
 
 /* Exit status beyond the summary: interrupted, or a configuration failed. */
@@ -151,6 +156,39 @@ static int outcome(const fattn_check_report *r, size_t njobs, const cli_common *
     return FATTN_OK;
 }
 
+/* Runs one plan (a family's, or the configurations given); with --list,
+ * lists it instead. */
+static int check_one(check_opts *o, const fattn_target *t, const fattn_check_plan *plan, cli_common *c,
+                     fattn_store **store)
+{
+    fattn_check_opts *co = &o->run;
+    fattn_check_report r = {0};
+    int rc;
+    if (o->list) {
+        fattn_report_check_list(plan, stdout);
+        return fflush(stdout) ? fattn_error(FATTN_EFAIL, "check --list: writing the list failed") : FATTN_OK;
+    }
+    view v = {.progress = !c->quiet && isatty(2) && plan->njobs > 1,
+              .single = co->nconfigs > 0,
+              .njobs = plan->njobs,
+              .t0 = fattn_now_ms()};
+    co->each = each, co->each_arg = &v;
+    rc = fattn_check_run(co, t, plan, store, &r);
+    if (r.run) { /* the run began: its progress line ended */
+        progress(&v, 1);
+        if (v.progress)
+            fputc('\n', stderr);
+    }
+    if (!rc) {
+        if (v.single && r.done)
+            printf("\n");
+        fattn_report_check(&r, plan, v.single, stdout);
+        rc = outcome(&r, plan->njobs, c);
+    }
+    fattn_check_report_release(&r);
+    return rc;
+}
+
 int cmd_check(int argc, char **argv, cli_common *c)
 {
     static const struct option opts[] = {
@@ -161,49 +199,44 @@ int cmd_check(int argc, char **argv, cli_common *c)
     };
     check_opts o = {.run = {.seed = 1, .jobs = (int)fattn_cpu_count(), .timeout_s = 600}};
     fattn_target t;
+    fattn_targets ts = {0};
+    fattn_notes notes = {0};
+    fattn_check_plan plans[FATTN_MAX_FAMILIES] = {0};
     fattn_store *store = NULL;
-    fattn_check_plan plan = {0};
-    fattn_check_report r = {0};
     char *cmdline = NULL;
     int rc;
 
     fattn_target_init(&t);
     if ((rc = cli_parse(argc, argv, &(cli_spec){opts, "", CLI_TARGET, handle, help_head}, &o, c, &t, NULL, NULL))
-        || (rc = check_usage(&o.run, &t)))
+        || (rc = check_usage(&o.run, &t, &ts, &notes)))
         goto out;
     fattn_check_opts *co = &o.run;
     co->argv_text = cmdline = cli_command_line(c);
     co->kernel_dir = c->kernel_dir, co->db_path = c->db_path, co->log = c->quiet ? NULL : stderr;
     co->interrupted = cli_interrupted(), co->guard = cli_signals_guard;
-    if ((rc = fattn_check_plan_make(co, &t, &plan)))
+    /* Every family's plan first (a plan may refuse the command), then a run each. */
+    const int nplan = ts.n ? ts.n : 1;
+    for (int k = 0; k < nplan; ++k)
+        if ((rc = fattn_check_plan_make(co, ts.n ? &ts.t[k] : &t, &plans[k])))
+            goto out;
+    if (notes.n && !o.list && (rc = cli_open_db(c, &store))) /* the notes once the database cannot refuse */
         goto out;
-    if (o.list) {
-        fattn_report_check_list(&plan, stdout);
-        rc = fflush(stdout) ? fattn_error(FATTN_EFAIL, "check --list: writing the list failed") : FATTN_OK;
-        goto out;
+    fattn_notes_print(&notes, stderr);
+    /* A family that fails the simulator does not stop the others. */
+    for (int k = 0; k < nplan; ++k) {
+        if (k && !o.list)
+            printf("\n");
+        int one = check_one(&o, ts.n ? &ts.t[k] : &t, &plans[k], c, &store);
+        rc = rc ? rc : one;
+        if (one && (*co->interrupted || !store))
+            break;
     }
-    view v = {.progress = !c->quiet && isatty(2) && plan.njobs > 1,
-              .single = co->nconfigs > 0,
-              .njobs = plan.njobs,
-              .t0 = fattn_now_ms()};
-    co->each = each, co->each_arg = &v;
-    rc = fattn_check_run(co, &t, &plan, &store, &r);
-    if (r.run) { /* the run began: its progress line ended */
-        progress(&v, 1);
-        if (v.progress)
-            fputc('\n', stderr);
-    }
-    if (rc)
-        goto out;
-    if (v.single && r.done)
-        printf("\n");
-    fattn_report_check(&r, &plan, v.single, stdout);
-    rc = outcome(&r, plan.njobs, c);
 out:
-    fattn_check_report_release(&r);
-    fattn_check_plan_release(&plan);
+    for (int k = 0; k < FATTN_MAX_FAMILIES; ++k)
+        fattn_check_plan_release(&plans[k]);
     free(cmdline);
     fattn_store_close(&store);
+    fattn_targets_release(&ts);
     fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

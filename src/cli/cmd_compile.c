@@ -22,6 +22,7 @@ static const char help_head[] =
     "setmaxnreg_pool: the launch's registers against the warpgroups' setmaxnreg), and\n"
     "records every configuration as a trial of a new study in the database. Compiled cubins go\n"
     "to the compile cache: a second run of the same space compiles nothing. No GPU needed.\n"
+    "Without --space or --family, every attention family the arch runs, a study each.\n"
     "\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
     "  --sample N           compile a fixed sample of N survivors (seeded) instead of all\n"
@@ -69,26 +70,36 @@ int cmd_compile(int argc, char **argv, cli_common *c)
     };
     fattn_compile_study_opts o = {.jobs = (int)fattn_cpu_count(), .seed = 1};
     fattn_target t;
+    fattn_targets ts = {0};
+    fattn_notes notes = {0};
     fattn_store *store = NULL;
-    fattn_compile_study_report r = {0};
     char *cmdline = NULL;
     int rc;
 
     fattn_target_init(&t);
     if ((rc = cli_parse(argc, argv, &(cli_spec){opts, "", CLI_TARGET, handle, help_head}, &o, c, &t, NULL, NULL))
-        || (rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | FATTN_NEED_SPACE, "compile")))
+        || (rc = fattn_targets_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH, NULL, NULL, "compile", &ts, &notes))
+        || (notes.n && (rc = cli_open_db(c, &store)))) /* the notes once the database cannot refuse */
         goto out;
+    fattn_notes_print(&notes, stderr);
     o.argv_text = cmdline = cli_command_line(c);
     o.kernel_dir = c->kernel_dir, o.db_path = c->db_path, o.log = c->quiet ? NULL : stderr, o.tty = isatty(2);
     o.interrupted = cli_interrupted(), o.guard = cli_signals_guard;
-    if ((rc = fattn_compile_study(&o, &t, &store, &r)))
-        goto out;
-    fattn_report_compile(&r, &t, stdout);
-    rc = outcome(&r);
+    /* A study per family, each summarized; the first failure ends the command. */
+    for (int k = 0; k < ts.n && !rc; ++k) {
+        fattn_compile_study_report r = {0};
+        if (k)
+            printf("\n");
+        if (!(rc = fattn_compile_study(&o, &ts.t[k], &store, &r))) {
+            fattn_report_compile(&r, &ts.t[k], stdout);
+            rc = outcome(&r);
+        }
+        fattn_compile_study_report_release(&r);
+    }
 out:
-    fattn_compile_study_report_release(&r);
     free(cmdline);
     fattn_store_close(&store);
+    fattn_targets_release(&ts);
     fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

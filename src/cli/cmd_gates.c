@@ -24,7 +24,9 @@ static const char help_head[] =
     "the fix, and the survivors. --explain shows every gate's verdict on one configuration,\n"
     "including the post-compile gates (compile_error, smem_mismatch, spills, low_occupancy,\n"
     "unlaunchable, setmaxnreg_ignored, wgmma_serialized, setmaxnreg_pool), for which it\n"
-    "compiles that configuration with NVRTC. Writes nothing; no GPU needed.\n"
+    "compiles that configuration with NVRTC. Writes nothing; no GPU needed. Without --space or\n"
+    "--family, every attention family the arch runs, each its default space and limits, in turn\n"
+    "(a JSON array of them; CSV takes one family).\n"
     "\n"
     "  --explain CONFIG     a config key (bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1) or NAME=VALUE,...\n"
     "  --no-compile         with --explain: static gates only\n"
@@ -64,13 +66,15 @@ static int run_counts(cli_common *c, fattn_target *t, const gates_opts *o)
     return FATTN_OK;
 }
 
-static int run_explain(cli_common *c, const fattn_target *t, const gates_opts *o)
+static int run_explain(cli_common *c, fattn_target *t, const gates_opts *o)
 {
     fattn_config cfg;
     fattn_explanation x;
     int rc;
-    if ((rc = fattn_config_parse(o->explain, "--explain", &cfg))
-        || (rc = fattn_explain(t, &cfg, !o->no_compile, c->kernel_dir, &x)))
+    if ((rc = fattn_config_parse(o->explain, "--explain", &cfg)))
+        return rc;
+    fattn_target_family_limits(t, cfg.fam); /* as a search of its family gates it */
+    if ((rc = fattn_explain(t, &cfg, !o->no_compile, c->kernel_dir, &x)))
         return rc;
     fattn_report_explain(t, &cfg, &x, o->format, stdout);
     return FATTN_OK;
@@ -85,16 +89,31 @@ int cmd_gates(int argc, char **argv, cli_common *c)
     };
     gates_opts o = {.examples = 1, .format = FATTN_FMT_TABLE};
     fattn_target t;
+    fattn_targets ts = {0};
+    fattn_notes notes = {0};
     int rc;
     fattn_target_init(&t);
     rc = cli_parse(argc, argv, &(cli_spec){opts, "", CLI_TARGET, handle, help_head}, &o, c, &t, NULL, NULL);
     if (rc)
         goto out;
-    if ((rc = fattn_target_finish(
-             &t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (o.explain && !t.space_path ? 0 : FATTN_NEED_SPACE), "gates")))
+    if (o.explain) {
+        if (!(rc = fattn_target_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH | (t.space_path ? FATTN_NEED_SPACE : 0),
+                                       "gates")))
+            rc = run_explain(c, &t, &o);
         goto out;
-    rc = o.explain ? run_explain(c, &t, &o) : run_counts(c, &t, &o);
+    }
+    if ((rc = fattn_targets_finish(&t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH, NULL, NULL, "gates", &ts, &notes))
+        || (rc = cli_families_format(&ts, o.format, "gates")))
+        goto out;
+    fattn_notes_print(&notes, stderr);
+    cli_families_begin(&ts, o.format, stdout);
+    for (int k = 0; k < ts.n && !rc; ++k) {
+        cli_families_next(&ts, k, o.format, stdout);
+        rc = run_counts(c, &ts.t[k], &o);
+    }
+    cli_families_end(&ts, o.format, stdout);
 out:
+    fattn_targets_release(&ts);
     fattn_target_release(&t);
     return rc > 0 ? FATTN_OK : rc;
 }

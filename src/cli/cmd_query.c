@@ -22,8 +22,9 @@ static const char help[] =
     "       fattn-tune query cache [--limit N]             the compile cache\n"
     "       fattn-tune query confirmations [--study N]     confirm runs, newest first (all studies\n"
     "                                                      without --study)\n"
-    "       fattn-tune query landscape [--study N]         every trial's verdict and time, as the\n"
-    "                                                      replay evaluator reads it\n"
+    "       fattn-tune query landscape [--study N] [--family F]  every trial's verdict and time, as\n"
+    "                                                      the replay evaluator reads it (one family's:\n"
+    "                                                      --family for a study of several)\n"
     "       fattn-tune query sim [--run N] [--limit N]     a simulator run's verdicts (fattn-tune check),\n"
     "                                                      failures first\n"
     "       fattn-tune query simruns                       every simulator run\n"
@@ -45,7 +46,7 @@ static const char help[] =
 
 typedef struct query_opts {
     long long study, run;
-    const char *status, *reason, *sql, *output;
+    const char *status, *reason, *sql, *output, *family;
     long limit;
     int has_limit, format;
     double sql_timeout_ms;
@@ -57,6 +58,7 @@ static int handle(void *ctx, int opt, const char *arg)
     query_opts *o = ctx;
     switch (opt) {
     case OPT_STUDY: return cli_id("--study", arg, &o->study);
+    case OPT_FAMILY: o->family = arg; return FATTN_OK;
     case OPT_STATUS:
         if (strcmp(arg, "rejected") && strcmp(arg, "compiled") && strcmp(arg, "error") && strcmp(arg, "ok")
             && strcmp(arg, "runtime_fault") && strcmp(arg, "timeout"))
@@ -158,6 +160,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         {"sql-timeout", required_argument, NULL, OPT_SQL_TIMEOUT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
+        {"family", required_argument, NULL, OPT_FAMILY},
         {NULL, 0, NULL, 0},
     };
     query_opts o = {.format = FATTN_FMT_TABLE, .sql_timeout_ms = 60000};
@@ -177,6 +180,8 @@ int cmd_query(int argc, char **argv, cli_common *c)
         return fattn_error(FATTN_EUSAGE, "query: --sql takes no subcommand ('%s' given)", argv[first]);
     if ((rc = pick_view(argc, argv, &first, &o, &v, &trial))) /* with --sql: none named, --run refused */
         return rc;
+    if (o.family && (!v || v->of != FATTN_VIEW_OF_LANDSCAPE))
+        return fattn_error(FATTN_EUSAGE, "query: --family goes with query landscape (one family's landscape)");
     if ((rc = cli_open_db(c, &s)) || (rc = fattn_outfile_open(&out, o.output)))
         goto out;
     if (o.sql) {
@@ -184,7 +189,7 @@ int cmd_query(int argc, char **argv, cli_common *c)
         rc = fattn_store_user_sql(s, o.sql, o.sql_timeout_ms, &(fattn_row_sink){sql_begin, sql_row, &so});
         fattn_printer_close(&so.p); /* a JSON result stopped by --sql-timeout still closed */
     } else if (!(rc = fattn_view_subject(s, v, o.study, o.run, trial, &id))) {
-        rc = v->of == FATTN_VIEW_OF_LANDSCAPE ? fattn_export_landscape(s, id, out.f)
+        rc = v->of == FATTN_VIEW_OF_LANDSCAPE ? fattn_export_landscape(s, id, o.family, out.f)
                                               : print_view(s, v, &o, id, out.f, c->quiet);
     }
 out:

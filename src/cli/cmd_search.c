@@ -32,7 +32,10 @@ static const char help_head[] =
     "                         [--evaluator gpu|replay:FILE] [options]\n"
     "       fattn-tune search --resume STUDY [--budget DURATION] [--trials N] [--jobs N]\n"
     "\n"
-    "Searches the space on the GPU: the static gates, then for each survivor the strategy picks,\n"
+    "Searches every attention family the GPU runs (sm_90: mma and wgmma; --family or --space to\n"
+    "narrow it) in one study: each family's strategy models its own parameters, and a scheduler\n"
+    "shares the time among them (each family's seed design first, then by each one's best so far:\n"
+    "docs/search-quality.md). Per family: the static gates, then for each survivor the strategy picks,\n"
     "NVRTC (compile cache, a thread pool compiling ahead), the post-compile gates, a numerics check\n"
     "against the reference kernel on fresh seeded inputs, and timing. Every outcome is a trial of a\n"
     "new study, committed on its own with its raw samples. Candidates run in a worker process: a\n"
@@ -51,7 +54,9 @@ static const char help_head[] =
     "                       strategy told every stored outcome, nothing run twice; --budget and\n"
     "                       --trials count the study's earlier time and trials, and may be raised\n"
     "  --evaluator E        gpu (default), or replay:FILE to serve results from a landscape file\n"
-    "                       (fattn-tune query landscape) without a GPU\n"
+    "                       (fattn-tune query landscape) without a GPU; repeatable, one landscape per\n"
+    "                       family: the study searches the landscapes' families unless --family or\n"
+    "                       --space says which\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
     "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
     "                       contained); repeatable\n";
@@ -88,9 +93,12 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_EVALUATOR:
         if (strcmp(arg, "gpu") == 0)
-            o->run.replay = NULL;
+            o->run.nreplay = 0;
+        else if (strncmp(arg, "replay:", 7) == 0 && arg[7] && o->run.nreplay == FATTN_MAX_FAMILIES)
+            return fattn_error(FATTN_EUSAGE, "--evaluator '%s': more than %d landscapes; expected one per family", arg,
+                               FATTN_MAX_FAMILIES);
         else if (strncmp(arg, "replay:", 7) == 0 && arg[7])
-            o->run.replay = arg + 7;
+            o->run.replay[o->run.nreplay++] = arg + 7;
         else
             return fattn_error(FATTN_EUSAGE, "--evaluator '%s': expected gpu or replay:FILE", arg);
         return FATTN_OK;

@@ -31,7 +31,10 @@ static const char common_help[] =
 static const char limits_help[] = LIMITS_HELP;
 
 static const char target_help[] =
-    "  --space FILE         configuration space (default search/space.json, 3,888 configurations)\n"
+    "  --space FILE         configuration space of one family, repeatable (one per family; default:\n"
+    "                       every attention family the arch runs, each its own space: mma\n"
+    "                       search/space.json, wgmma search/space-wgmma.json with --smem-limit max)\n"
+    "  --family NAME[,NAME] only these families (%s), each its default space or the --space given\n"
     "  --shape B,H,S,D      attention shape: batch, heads, sequence length, head dimension (64 or 128)\n"
     "  --causal             causal mask\n"
     "  --arch ARCH          sm_80, sm_86, sm_89, sm_90 or sm_90a (default: the GPU's); the wgmma\n"
@@ -39,7 +42,8 @@ static const char target_help[] =
     "  --device N           GPU to take the arch from (default 0)\n"
     "  --filter EXPR        only configurations matching, e.g. BLOCK_M>=64,CP_ASYNC=1: = and != name\n"
     "                       values of the space, a parameter comes once (or twice as a range), and\n"
-    "                       a filter matching nothing is refused\n" LIMITS_HELP;
+    "                       a filter matching nothing is refused; of several families, those it\n"
+    "                       does not fit are left out (a note says so)\n" LIMITS_HELP;
 
 int cli_long(const char *option, const char *arg, long min, long max, long *out)
 {
@@ -99,13 +103,11 @@ static const struct option common_opts[] = {{"db", required_argument, NULL, OPT_
                                             {"quiet", no_argument, NULL, 'q'},
                                             {"help", no_argument, NULL, 'h'},
                                             {NULL, 0, NULL, 0}};
-static const struct option target_opts[] = {{"space", required_argument, NULL, OPT_SETTING + 0},
-                                            {"shape", required_argument, NULL, OPT_SETTING + 1},
-                                            {"causal", no_argument, NULL, OPT_SETTING + 2},
-                                            {"arch", required_argument, NULL, OPT_SETTING + 3},
-                                            {"device", required_argument, NULL, OPT_SETTING + 4},
-                                            {"filter", required_argument, NULL, OPT_SETTING + 5},
-                                            {NULL, 0, NULL, 0}};
+static const struct option target_opts[] = {
+    {"space", required_argument, NULL, OPT_SETTING + 0},  {"shape", required_argument, NULL, OPT_SETTING + 1},
+    {"causal", no_argument, NULL, OPT_SETTING + 2},       {"arch", required_argument, NULL, OPT_SETTING + 3},
+    {"device", required_argument, NULL, OPT_SETTING + 4}, {"filter", required_argument, NULL, OPT_SETTING + 5},
+    {"family", required_argument, NULL, OPT_SETTING + 6}, {NULL, 0, NULL, 0}};
 static const struct option limit_opts[] = {{"smem-limit", required_argument, NULL, OPT_SETTING + 10},
                                            {"max-bank-ways", required_argument, NULL, OPT_SETTING + 11},
                                            {"min-coalescing", required_argument, NULL, OPT_SETTING + 12},
@@ -167,8 +169,10 @@ static void print_help(const cli_spec *spec)
     fputs(spec->help, stdout);
     if (spec->groups & CLI_MEASURE)
         fputs(spec->measure_help ? spec->measure_help : cli_timing_help, stdout);
-    if (spec->groups)
-        fputs(spec->groups & CLI_TARGET ? target_help : limits_help, stdout);
+    if (spec->groups & CLI_TARGET)
+        printf(target_help, fattn_family_names()); /* the one %s: the families */
+    else if (spec->groups)
+        fputs(limits_help, stdout);
     if (spec->groups)
         fputs(common_help, stdout);
 }

@@ -93,6 +93,20 @@ static int baseline_default(fattn_confirm_baseline *b, const fattn_study_info *s
     return FATTN_OK;
 }
 
+/* "the mma family" or "the mma and wgmma families": the study's. */
+static void study_family_names(const fattn_study_info *st, char *out, size_t n)
+{
+    size_t used = (size_t)snprintf(out, n, "the ");
+    for (int k = 0; k < st->nfam && used < n; ++k)
+        used += (size_t)snprintf(out + used, n - used, "%s%s",
+                                 k == 0             ? ""
+                                 : k + 1 < st->nfam ? ", "
+                                                    : " and ",
+                                 st->fams[k].fam->name);
+    if (used < n)
+        snprintf(out + used, n - used, " famil%s", st->nfam > 1 ? "ies" : "y");
+}
+
 /* The study, its candidates and the baseline, read from the store. */
 static int load(const fattn_confirm_opts *o, fattn_store *s, fattn_confirm_report *rep)
 {
@@ -108,13 +122,22 @@ static int load(const fattn_confirm_opts *o, fattn_store *s, fattn_confirm_repor
                            rep->study.id);
     if (b->trial && (rc = fattn_confirm_trial(s, b->trial, &rep->study, &b->cand)))
         return rc;
-    /* One kernel source measures the candidates and the baseline. */
-    if (!b->is_cudnn && b->cand.cfg.fam && b->cand.cfg.fam != rep->study.fam)
+    /* The study's kernels measure the candidates and the baseline. */
+    fattn_study_info as;
+    if (!b->is_cudnn && b->cand.cfg.fam && !fattn_study_info_as(&rep->study, b->cand.cfg.fam, &as)) {
+        char names[128];
+        study_family_names(&rep->study, names, sizeof names);
+        const char *given = o->baseline_arg ? o->baseline_arg : b->cand.key;
+        if (rep->study.nfam > 1)
+            return fattn_error(FATTN_EUSAGE,
+                               "--baseline %s: a configuration of the %s family, and study %lld searched %s; "
+                               "expected a configuration of one of them or cudnn",
+                               given, b->cand.cfg.fam->name, rep->study.id, names);
         return fattn_error(FATTN_EUSAGE,
-                           "--baseline %s: a configuration of the %s family, and study %lld searched the %s family; "
-                           "expected a %s configuration or cudnn",
-                           o->baseline_arg ? o->baseline_arg : b->cand.key, b->cand.cfg.fam->name, rep->study.id,
-                           rep->study.fam->name, rep->study.fam->name);
+                           "--baseline %s: a configuration of the %s family, and study %lld searched %s; expected a "
+                           "%s configuration or cudnn",
+                           given, b->cand.cfg.fam->name, rep->study.id, names, rep->study.fam->name);
+    }
     if (o->baseline_arg)
         snprintf(b->given, sizeof b->given, "%s", o->baseline_arg);
     return FATTN_OK;
@@ -156,8 +179,10 @@ static int compare_all(const fattn_confirm_opts *o, fattn_store *s, const fattn_
     return FATTN_OK;
 }
 
-/* Every candidate's confirmation, with its samples, in one transaction. */
-static int record(const fattn_confirm_opts *o, fattn_store *s, const fattn_kernel_src *src,
+/* Every candidate's confirmation, with its samples, in one transaction: each
+ * with the hash of its family's kernel source, and whether that and the arch
+ * are the ones it was searched with. */
+static int record(const fattn_confirm_opts *o, fattn_store *s, const char *const *kernel_hash, const int *as_searched,
                   const fattn_eval_result *res, fattn_confirm_report *rep)
 {
     const fattn_confirm_baseline *b = &rep->baseline;
@@ -170,8 +195,8 @@ static int record(const fattn_confirm_opts *o, fattn_store *s, const fattn_kerne
             .config_key = rep->cands[i].key,
             .arch = rep->arch,
             .device = rep->device,
-            .kernel_hash = src->hash,
-            .as_searched = !strcmp(src->hash, rep->study.kernel_hash) && !strcmp(rep->arch, rep->study.arch),
+            .kernel_hash = kernel_hash[i],
+            .as_searched = as_searched[i],
             .baseline = b->given,
             .base_kind = b->is_cudnn ? "cudnn" : "config",
             .base_desc = rep->base_desc,
@@ -196,22 +221,87 @@ static int record(const fattn_confirm_opts *o, fattn_store *s, const fattn_kerne
     return rc ? rc : fattn_store_commit(s);
 }
 
+/* One family of the study as confirm measures it: its kernel source and
+ * its target (the study's shape and arch under the limits the family was
+ * searched with, those given overriding), compiled through its context. */
+typedef struct fam_ctx {
+    int used;
+    fattn_study_info st;
+    fattn_kernel_src src;
+    fattn_target t;
+    fattn_compile_ctx cc;
+} fam_ctx;
+
+/* The index of family f among the study's (the study's own: 0). */
+static int fam_index(const fattn_study_info *st, const fattn_family *f)
+{
+    for (int k = 0; k < st->nfam; ++k)
+        if (st->fams[k].fam == f)
+            return k;
+    return 0;
+}
+
+/* Adds the notes of `more` that `notes` does not hold already. */
+static void notes_merge(fattn_notes *notes, const fattn_notes *more)
+{
+    for (int i = 0; i < more->n && notes->n < FATTN_NOTES_MAX; ++i) {
+        int dup = 0;
+        for (int j = 0; j < notes->n && !dup; ++j)
+            dup = !strcmp(notes->line[j], more->line[i]);
+        if (!dup)
+            memcpy(notes->line[notes->n++], more->line[i], sizeof more->line[i]);
+    }
+}
+
+/* Each family the candidates and the baseline need (the study's own
+ * always: the first, in *t itself), its kernel and target. */
+static int open_families(const fattn_confirm_opts *o, fattn_target *t, fattn_confirm_report *rep, fam_ctx *fc,
+                         fattn_notes *notes)
+{
+    const fattn_study_info *st = &rep->study;
+    const fattn_target given = *t;
+    int rc;
+    fc[0].used = 1;
+    for (int i = 0; i < rep->k; ++i)
+        fc[fam_index(st, rep->cands[i].cfg.fam)].used = 1;
+    if (!rep->baseline.is_cudnn && rep->baseline.cand.cfg.fam)
+        fc[fam_index(st, rep->baseline.cand.cfg.fam)].used = 1;
+    for (int k = 0; k < st->nfam; ++k) {
+        if (!fc[k].used)
+            continue;
+        fattn_target *tk = k ? &fc[k].t : t;
+        fattn_notes more = {0};
+        if (k)
+            *tk = given;
+        fattn_study_info_as(st, st->fams[k].fam, &fc[k].st);
+        if ((rc = fattn_kernel_src_load(o->kernel_dir, fc[k].st.fam->kernel_file, &fc[k].src))
+            || (rc = fattn_study_kernel(&fc[k].src, &fc[k].st, o->allow_kernel, "confirm", &more))
+            || (rc = fattn_study_target(tk, &fc[k].st, tk->arch_name, o->allow_arch, "confirm", &more)))
+            return rc;
+        notes_merge(notes, &more);
+    }
+    return FATTN_OK;
+}
+
 int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_gpu *gpu, fattn_store *s, FILE *log,
                       fattn_confirm_report *rep)
 {
     fattn_compile_item items[FATTN_CONFIRM_MAX_TOP + 1];
     fattn_eval_request reqs[FATTN_CONFIRM_MAX_TOP + 1];
     fattn_eval_result res[FATTN_CONFIRM_MAX_TOP + 1];
-    fattn_kernel_src src = {0};
+    fam_ctx fc[FATTN_MAX_FAMILIES];
     fattn_evaluator *ev = NULL;
     fattn_measure m = o->measure;
     fattn_notes notes = {0};
     char *include = NULL;
+    const char *hashes[FATTN_CONFIRM_MAX_TOP];
+    int as_searched[FATTN_CONFIRM_MAX_TOP];
     int rc, k;
 
     memset(rep, 0, sizeof *rep);
     memset(items, 0, sizeof items);
     memset(res, 0, sizeof res);
+    memset(fc, 0, sizeof fc);
     rep->baseline = o->baseline;
     if (o->top < 1 || o->top > FATTN_CONFIRM_MAX_TOP)
         return fattn_error(FATTN_EUSAGE, "confirm: %d candidates; expected 1 to %d", o->top, FATTN_CONFIRM_MAX_TOP);
@@ -219,13 +309,10 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
         goto out;
     k = rep->k;
 
-    /* The kernel the study measured, on the study's shape and arch under the
-     * gate limits it was searched with (those given override). */
+    /* The kernels the study measured, on the study's shape and arch under
+     * the gate limits each family was searched with (those given override). */
     const fattn_study_info *st = &rep->study;
-    if ((rc = fattn_kernel_src_load(o->kernel_dir, st->fam->kernel_file, &src)))
-        goto out;
-    if ((rc = fattn_study_kernel(&src, st, o->allow_kernel, "confirm", &notes))
-        || (rc = fattn_study_target(t, st, t->arch_name, o->allow_arch, "confirm", &notes)))
+    if ((rc = open_families(o, t, rep, fc, &notes)))
         goto out;
     snprintf(rep->arch, sizeof rep->arch, "%s", t->arch->name);
     m.samples = o->n;
@@ -233,19 +320,32 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     fattn_measure_plan(&m, t, gpu);
     if ((rc = fattn_cuda_include(&include)))
         goto out;
-    fattn_compile_ctx cc = {
-        .src = &src, .cuda_include = include, .arch = t->arch, .shape = &t->shape, .lim = &t->lim, .jobs = 1};
+    for (int f = 0; f < st->nfam; ++f) {
+        const fattn_target *tf = f ? &fc[f].t : t;
+        if (f) /* the plan's input sets and memory budget, as the first family's */
+            fc[f].t.lim.input_sets = t->lim.input_sets, fc[f].t.lim.mem_budget = t->lim.mem_budget;
+        fc[f].cc = (fattn_compile_ctx){.src = &fc[f].src,
+                                       .cuda_include = include,
+                                       .arch = tf->arch,
+                                       .shape = &tf->shape,
+                                       .lim = &tf->lim,
+                                       .jobs = 1};
+    }
     fattn_confirm_baseline *b = &rep->baseline;
-    if (!o->baseline_arg && (rc = baseline_default(b, st, &cc)))
+    if (!o->baseline_arg && (rc = baseline_default(b, st, &fc[0].cc)))
         goto out;
     for (int i = 0; i < k; ++i) {
+        const int f = fam_index(st, rep->cands[i].cfg.fam);
         items[i].cfg = rep->cands[i].cfg;
-        if ((rc = compile_cfg(&cc, t, rep->cands[i].key, "candidate", &items[i])))
+        if ((rc = compile_cfg(&fc[f].cc, f ? &fc[f].t : t, rep->cands[i].key, "candidate", &items[i])))
             goto out;
+        hashes[i] = fc[f].src.hash;
+        as_searched[i] = !strcmp(fc[f].src.hash, fc[f].st.kernel_hash) && !strcmp(rep->arch, st->arch);
     }
     if (!b->is_cudnn) {
+        const int f = fam_index(st, b->cand.cfg.fam);
         items[k].cfg = b->cand.cfg;
-        if ((rc = compile_cfg(&cc, t, b->cand.key, "baseline", &items[k])))
+        if ((rc = compile_cfg(&fc[f].cc, f ? &fc[f].t : t, b->cand.key, "baseline", &items[k])))
             goto out;
     }
     if (log)
@@ -285,7 +385,7 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     snprintf(rep->base_desc, sizeof rep->base_desc, "%s",
              b->is_cudnn ? (base->baseline[0] ? base->baseline : "cuDNN") : b->cand.key);
     if (!(rc = compare_all(o, s, res, rep)))
-        rc = record(o, s, &src, res, rep);
+        rc = record(o, s, hashes, as_searched, res, rep);
 out:
     for (int i = 0; i <= FATTN_CONFIRM_MAX_TOP; ++i) {
         fattn_eval_result_release(&res[i]);
@@ -293,6 +393,7 @@ out:
     }
     fattn_evaluator_close(&ev);
     free(include);
-    fattn_kernel_src_release(&src);
+    for (int f = 0; f < FATTN_MAX_FAMILIES; ++f)
+        fattn_kernel_src_release(&fc[f].src);
     return rc;
 }

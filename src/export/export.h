@@ -68,8 +68,10 @@ int fattn_export_kernel_check(fattn_store *s, long long study, const fattn_kerne
                               FILE *log);
 
 /* A search study as the landscape the replay evaluator reads
- * (run/landscape.h): each configuration's last verdict and times. Another
- * study (compile: nothing measured) is a usage error. */
-int fattn_export_landscape(fattn_store *s, long long study, FILE *out);
+ * (run/landscape.h): each configuration's last verdict and times, of
+ * `family` (NULL: the study's one family; a study of several needs it).
+ * Another study (compile: nothing measured), a family the study did not
+ * search, or a study of several without one: a usage error. */
+int fattn_export_landscape(fattn_store *s, long long study, const char *family, FILE *out);
 
 #endif

@@ -16,21 +16,25 @@ int fattn_export_kernel_check(fattn_store *s, long long study, const fattn_kerne
 {
     fattn_study_info st;
     fattn_notes notes = {0};
+    fattn_compile_item item;
+    char key[FATTN_KEY_MAX];
     int rc;
+    memset(&item, 0, sizeof item);
     if (!study && !(study = fattn_latest_study(s)))
         return FATTN_EFAIL;
-    if ((rc = fattn_store_study_info(s, study, &st))
-        || (rc = fattn_study_kernel(src, &st, allow_change, "export --kernel", &notes)))
+    /* The study as the best configuration's family saw it (its kernel, its limits). */
+    if ((rc = fattn_store_study_info(s, study, &st)) || (rc = fattn_export_best_key(s, study, key))
+        || (rc = fattn_config_parse(key, "the study's best", &item.cfg)))
+        return rc;
+    fattn_study_info_as(&st, item.cfg.fam, &st);
+    if ((rc = fattn_study_kernel(src, &st, allow_change, "export --kernel", &notes)))
         return rc;
     if (!strcmp(src->hash, st.kernel_hash))
         return FATTN_OK;
     fattn_target t;
-    fattn_compile_item item;
-    char key[FATTN_KEY_MAX], *include = NULL;
-    memset(&item, 0, sizeof item);
+    char *include = NULL;
     fattn_target_init(&t);
-    if (!(rc = fattn_export_best_key(s, study, key)) && !(rc = fattn_config_parse(key, "the study's best", &item.cfg))
-        && !(rc = fattn_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
+    if (!(rc = fattn_study_target(&t, &st, NULL, 0, "export --kernel", &notes))
         && !(rc = fattn_gates_pass(&item.cfg, &t, key)) && !(rc = fattn_cuda_include(&include))) {
         fattn_compile_ctx cc = {
             .src = src, .cuda_include = include, .arch = t.arch, .shape = &t.shape, .lim = &t.lim, .jobs = 1};

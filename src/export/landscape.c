@@ -11,10 +11,10 @@
 #include "store/read.h"
 #include "util/err.h"
 
-int fattn_export_landscape(fattn_store *s, long long study, FILE *out)
+int fattn_export_landscape(fattn_store *s, long long study, const char *family, FILE *out)
 {
     sqlite3_stmt *st;
-    fattn_read_args a = {.id = study};
+    fattn_read_args a = {.id = study, .text = family};
     int rc = fattn_store_read(s, FATTN_READ_LANDSCAPE_HEAD, &a, &st);
     if (rc)
         return rc;
@@ -31,11 +31,29 @@ int fattn_export_landscape(fattn_store *s, long long study, FILE *out)
         sqlite3_finalize(st);
         return rc2;
     }
+    /* One family's: the study's one, or the one named among its several. */
+    const char *families = (const char *)sqlite3_column_text(st, 10);
+    char names[256];
+    snprintf(names, sizeof names, "%s", families ? families : "");
+    int several = strchr(names, ',') != NULL, known = 0;
+    for (char *save = NULL, *f = strtok_r(names, ", ", &save); f && family; f = strtok_r(NULL, ", ", &save))
+        known |= !strcmp(f, family);
+    if ((several && !family) || (family && !known)) {
+        int rc2 = family ? fattn_error(FATTN_EUSAGE,
+                                       "query landscape --family %s: study %lld searched %s; expected one of them",
+                                       family, study, families ? families : "another family")
+                         : fattn_error(FATTN_EUSAGE,
+                                       "query landscape: study %lld searched several families (%s), and a landscape "
+                                       "holds one: pass --family NAME",
+                                       study, families);
+        sqlite3_finalize(st);
+        return rc2;
+    }
     fattn_shape shape = {sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
                          sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
-    fattn_landscape_write_header(out, (const char *)sqlite3_column_text(st, 0),
-                                 (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 8),
-                                 &shape, (const char *)sqlite3_column_text(st, 7));
+    fattn_landscape_write_header(
+        out, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+        family ? family : (const char *)sqlite3_column_text(st, 8), &shape, (const char *)sqlite3_column_text(st, 7));
     sqlite3_finalize(st);
     if ((rc = fattn_store_read(s, FATTN_READ_LANDSCAPE, &a, &st)))
         return rc;

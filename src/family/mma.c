@@ -66,6 +66,7 @@ const fattn_family fattn_family_mma = {
     .params = fattn_mma_params,
     .nparams = FATTN_MMA_NPARAMS,
     .kernel_file = "fattn_fwd.cu",
+    .default_space = "space.json",
     .kernel_name = "fattn_fwd",
     .gates_static = fattn_mma_gates_static,
     .static_gates = 1u << FATTN_R_DEVICE_MEMORY | 1u << FATTN_R_TILING | 1u << FATTN_R_MISALIGNED_CP_ASYNC

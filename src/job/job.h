@@ -36,8 +36,22 @@ enum {
     FATTN_GIVEN_SKIP = 1u << 8, /* --unsafe-skip-gate */
 };
 
+/* What a procedure decided on its own, said once nothing else can refuse
+ * the command (so that a refusal is one line alone). */
+#define FATTN_NOTES_MAX 12
+typedef struct fattn_notes {
+    int n;
+    char line[FATTN_NOTES_MAX][600];
+} fattn_notes;
+
+/* Prints the notes, one line each ("fattn-tune: note: ..."). */
+void fattn_notes_print(const fattn_notes *notes, FILE *f);
+
 typedef struct fattn_target {
-    const char *space_path; /* NULL: the default space */
+    const char *space_path;                      /* NULL: the default space; the first --space of several */
+    const char *space_paths[FATTN_MAX_FAMILIES]; /* --space, repeatable: one per family */
+    int nspace_paths;
+    const char *family_text; /* --family NAME[,NAME] */
     fattn_space space;
     int space_loaded;
     const char *shape_text; /* as given, parsed by fattn_target_finish */
@@ -64,7 +78,7 @@ void fattn_target_init(fattn_target *t);
 void fattn_target_release(fattn_target *t);
 
 /* Sets one of the target's settings by its option's name (no "--"):
- * space, shape, causal, arch, device, filter, and the gate limits
+ * space (repeatable), family, shape, causal, arch, device, filter, and the gate limits
  * smem-limit, max-bank-ways, min-coalescing, mem-budget, max-spill-bytes,
  * min-occupancy and strict-occupancy (each marked given); value is unused
  * for a flag. Returns 1 when set, 0 when `name` is none of these, or a
@@ -78,6 +92,40 @@ enum { FATTN_NEED_SHAPE = 1, FATTN_NEED_ARCH = 2, FATTN_NEED_SPACE = 4 };
  * named) and the shared-memory limit, loads the space and reads the filter
  * against it. `cmd` names the command in the messages. */
 int fattn_target_finish(fattn_target *t, int needs, const char *cmd);
+
+/* The families a command takes, each a target of its own: its space and
+ * filter, the shape, arch and limits of the target it was made from, and
+ * the limits its family needs that the user did not give (the wgmma
+ * family's opt-in shared memory). */
+typedef struct fattn_targets {
+    int n;
+    fattn_target t[FATTN_MAX_FAMILIES];
+} fattn_targets;
+
+/* Completes `base` (as fattn_target_finish, `needs` without
+ * FATTN_NEED_SPACE) and makes one target per family into *ts: the spaces
+ * given (--space, one per family), else the families named (--family, each
+ * its default space), else `defaults` (family names, comma-separated: a
+ * replayed study's landscapes, which `defaults_from` names), else every attention family the arch runs
+ * (every attention family where no arch is needed). --family with --space:
+ * each space of a family named, a family named without one its default
+ * space. --filter applies to the families it fits (it names their
+ * parameters and matches some configuration), the others left out with a
+ * note; where several families are in play. Usage errors: an unknown
+ * family, one named twice, one the arch cannot run, a space of a family not
+ * named, two spaces of one family, a family without a default space and
+ * none given, a filter that fits no family. *ts is released on failure. */
+int fattn_targets_finish(fattn_target *base, int needs, const char *defaults, const char *defaults_from,
+                         const char *cmd, fattn_targets *ts, fattn_notes *notes);
+void fattn_targets_release(fattn_targets *ts);
+
+/* "mma, wgmma": the targets' family names, into out. */
+void fattn_targets_names(const fattn_targets *ts, char *out, size_t n);
+
+/* The limits family f needs that the user did not give (t->given): the
+ * arch's opt-in shared memory for a family built for it (smem_optin). The
+ * arch must be resolved. */
+void fattn_target_family_limits(fattn_target *t, const fattn_family *f);
 
 /* Reads the space's family kernel source (in kernel_dir, NULL: the
  * default) for its hash, and the family's hardware record
@@ -157,17 +205,6 @@ int fattn_record_trial(fattn_store *s, const fattn_trial_rec *r);
 int fattn_record_rejections(fattn_store *s, const fattn_target *t, const fattn_space_verdicts *sv, long long study,
                             long long *seq, int (*recorded)(void *arg, const char *key), void *arg,
                             volatile sig_atomic_t *interrupted);
-
-/* What a procedure decided on its own, said once nothing else can refuse
- * the command (so that a refusal is one line alone). */
-#define FATTN_NOTES_MAX 12
-typedef struct fattn_notes {
-    int n;
-    char line[FATTN_NOTES_MAX][600];
-} fattn_notes;
-
-/* Prints the notes, one line each ("fattn-tune: note: ..."). */
-void fattn_notes_print(const fattn_notes *notes, FILE *f);
 
 /* For the procedures that re-gate or re-compile a stored study's
  * configuration (confirm, bench --trial, export --kernel): the study's shape

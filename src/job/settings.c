@@ -74,8 +74,15 @@ int fattn_target_set(fattn_target *t, const char *name, const char *value)
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; ++i)
         if (!strcmp(name, limits[i].name))
             return set_limit(t, limits[i].bit, name, value);
-    if (!strcmp(name, "space"))
-        t->space_path = value;
+    if (!strcmp(name, "space")) {
+        if (t->nspace_paths == FATTN_MAX_FAMILIES)
+            return fattn_error(FATTN_EUSAGE, "--space %s: more than %d spaces; expected one per family", value,
+                               FATTN_MAX_FAMILIES);
+        t->space_paths[t->nspace_paths++] = value;
+        if (!t->space_path)
+            t->space_path = value;
+    } else if (!strcmp(name, "family"))
+        t->family_text = value;
     else if (!strcmp(name, "shape"))
         t->shape_text = value;
     else if (!strcmp(name, "causal"))

@@ -88,7 +88,8 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
             return rc;
     }
     if (needs & FATTN_NEED_SPACE) {
-        if ((rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
+        if (!t->space_loaded
+            && (rc = fattn_space_load(t->space_path ? t->space_path : fattn_default_space_path(), &t->space)))
             return rc;
         t->space_loaded = 1;
         if (t->filter_text
@@ -103,6 +104,12 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
                            "sm_90, or a space of the mma family",
                            t->space.label, t->space.fam->name, t->have_gpu ? "this GPU's arch" : t->arch->name);
     return FATTN_OK;
+}
+
+void fattn_target_family_limits(fattn_target *t, const fattn_family *f)
+{
+    if (f && f->smem_optin && t->arch && !(t->given & FATTN_GIVEN_SMEM_LIMIT))
+        t->lim.smem_limit = (unsigned)t->arch->smem_per_block_optin;
 }
 
 int fattn_target_hardware(fattn_target *t, const char *kernel_dir)

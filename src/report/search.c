@@ -12,24 +12,40 @@
 void fattn_report_search(const fattn_search_report *rep, const char *strategy, const fattn_target *t, long trials,
                          const char *budget, double ran_ms, double budget_ms, FILE *f)
 {
-    const fattn_space_verdicts *sv = &rep->sv;
     const fattn_tune_progress *p = &rep->p;
     const int stop = rep->stop;
-    char shape[96];
+    const fattn_targets *ts = &rep->ts;
+    char shape[96], label[512];
+    int counts[FATTN_R_COUNT] = {0};
+    size_t considered = 0, survivors = 0, sim = 0;
+    for (int k = 0; k < ts->n; ++k) {
+        for (int c = 0; c < FATTN_R_COUNT; ++c)
+            counts[c] += rep->sv[k].counts[c];
+        considered += rep->sv[k].considered;
+        survivors += rep->sv[k].nsurvivors;
+        sim += (size_t)rep->sv[k].counts[FATTN_R_SIMULATOR];
+    }
+    if (ts->n == 1)
+        snprintf(label, sizeof label, "%s", ts->t[0].space.label);
+    else
+        snprintf(label, sizeof label, "%d families", ts->n);
     fattn_shape_format(&t->shape, shape, sizeof shape);
-    fprintf(f, "study %lld: search (%s) of %s for %s on %s, %s\n", rep->study, strategy, t->space.label, shape,
-            t->arch->name, rep->device);
+    fprintf(f, "study %lld: search (%s) of %s for %s on %s, %s\n", rep->study, strategy, label, shape, t->arch->name,
+            rep->device);
+    for (int k = 0; k < ts->n && ts->n > 1; ++k) {
+        const fattn_space_verdicts *sk = &rep->sv[k];
+        fprintf(f, "  %-6s %s: %zu configurations, %zu survive\n", ts->t[k].space.fam->name, ts->t[k].space.label,
+                sk->considered, sk->nsurvivors);
+    }
     fprintf(f, "timing: %s\n", rep->method);
-    const size_t sim = (size_t)sv->counts[FATTN_R_SIMULATOR];
-    fprintf(f, "%zu configurations: %zu rejected by the static gates, ", sv->considered,
-            sv->considered - sv->nsurvivors - sim);
+    fprintf(f, "%zu configurations: %zu rejected by the static gates, ", considered, considered - survivors - sim);
     if (sim)
         fprintf(f, "%zu skipped as the simulator found them defective, ", sim);
-    fprintf(f, "%zu survive; %zu tried, %zu run, %zu measured in %.1f s\n%s", sv->nsurvivors, p->tried, p->evaluated,
-            p->ok, p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
+    fprintf(f, "%zu survive; %zu tried, %zu run, %zu measured in %.1f s\n%s", survivors, p->tried, p->evaluated, p->ok,
+            p->elapsed_ms / 1000.0, p->resumed ? "" : "\n");
     if (p->resumed)
         fprintf(f, "resumed: %zu of those trials come from the study's earlier runs\n\n", p->resumed);
-    fattn_report_outcomes(sv->counts, FATTN_R_COUNT - 1, p->by_reason, "ok", p->ok, p->errors, f);
+    fattn_report_outcomes(counts, FATTN_R_COUNT - 1, p->by_reason, "ok", p->ok, p->errors, f);
     if (p->best_us > 0)
         fprintf(f, "\nbest: %s, %.3f us per launch (p10 %.3f, p90 %.3f), %.1f TFLOP/s, %.1f GB/s (trial %lld)\n",
                 p->best_key, p->best.median_us, p->best.p10_us, p->best.p90_us, p->best.tflops, p->best.gbps,

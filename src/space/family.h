@@ -27,6 +27,9 @@
 
 #define FATTN_MAX_PARAMS 16
 
+/* The most families one command (one study) takes. */
+#define FATTN_MAX_FAMILIES 8
+
 struct fattn_config;
 struct fattn_gate_input;
 struct fattn_verdict;
@@ -118,6 +121,14 @@ typedef struct fattn_family {
     const fattn_param_info *params;
     int nparams;             /* at most FATTN_MAX_PARAMS */
     const char *kernel_file; /* in the kernel directory */
+    /* Its default space, a file of the search directory (search/), for a
+     * command given no --space; NULL: the family is not attention (a test
+     * family), taken only from a space file that names it. */
+    const char *default_space;
+    /* Its configurations need shared memory past the default per-block
+     * limit: without --smem-limit, the gates take the arch's opt-in maximum
+     * for it. */
+    int smem_optin;
     const char *kernel_name; /* its __global__ entry (extern "C") */
     /* The static gates (gates/gates.h's fattn_gates_static() contract). */
     int (*gates_static)(const struct fattn_gate_input *in, struct fattn_verdict *first, struct fattn_verdict *all);

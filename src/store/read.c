@@ -11,6 +11,20 @@
 #include "util/err.h"
 #include "util/escape.h"
 
+/* The family a study names, or an error naming it: one this build does not have. */
+static int find_family(long long id, const char *name, const fattn_family **out)
+{
+    if ((*out = fattn_family_find(name ? name : "")))
+        return FATTN_OK;
+    char *safe = fattn_terminal_safe(name ? name : "");
+    int rc = fattn_error(FATTN_EFAIL,
+                         "study %lld searched the kernel family '%s', which this fattn-tune does not have (it has "
+                         "%s); use the fattn-tune that wrote it",
+                         id, safe, fattn_family_names());
+    free(safe);
+    return rc;
+}
+
 int fattn_store_study_info(fattn_store *s, long long id, fattn_study_info *out)
 {
     sqlite3_stmt *st;
@@ -51,18 +65,53 @@ int fattn_store_study_info(fattn_store *s, long long id, fattn_study_info *out)
     snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
     const unsigned char *lim = sqlite3_column_text(st, 8);
     snprintf(out->limits_json, sizeof out->limits_json, "%s", lim ? (const char *)lim : "");
-    const char *family = (const char *)sqlite3_column_text(st, 9);
-    int rc = FATTN_OK;
-    if (!(out->fam = fattn_family_find(family ? family : ""))) {
-        char *safe = fattn_terminal_safe(family ? family : "");
-        rc = fattn_error(FATTN_EFAIL,
-                         "study %lld searched the kernel family '%s', which this fattn-tune does not have (it has "
-                         "%s); use the fattn-tune that wrote it",
-                         id, safe, fattn_family_names());
-        free(safe);
-    }
+    int rc = find_family(id, (const char *)sqlite3_column_text(st, 9), &out->fam);
     sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    /* Its families. */
+    if (sqlite3_prepare_v2(fattn_store_db(s),
+                           "SELECT family, kernel_hash, limits_json FROM study_families WHERE study_id = ?1 "
+                           "ORDER BY position",
+                           -1, &st, NULL)
+        != SQLITE_OK)
+        return fattn_store_fail(s, "cannot read the study's families");
+    sqlite3_bind_int64(st, 1, id);
+    int step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW && out->nfam < FATTN_MAX_FAMILIES) {
+        struct fattn_study_fam *f = &out->fams[out->nfam];
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const unsigned char *kh = sqlite3_column_text(st, 1), *fl = sqlite3_column_text(st, 2);
+        if ((rc = find_family(id, name, &f->fam)))
+            break;
+        snprintf(f->kernel_hash, sizeof f->kernel_hash, "%s", kh ? (const char *)kh : "");
+        snprintf(f->limits_json, sizeof f->limits_json, "%s", fl ? (const char *)fl : "");
+        ++out->nfam;
+    }
+    if (!rc && step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = fattn_store_fail(s, "cannot read the study's families");
+    sqlite3_finalize(st);
+    if (!rc && !out->nfam) { /* a study written without its families: the one its row names */
+        out->fams[0].fam = out->fam;
+        memcpy(out->fams[0].kernel_hash, out->kernel_hash, sizeof out->kernel_hash);
+        memcpy(out->fams[0].limits_json, out->limits_json, sizeof out->limits_json);
+        out->nfam = 1;
+    }
     return rc;
+}
+
+int fattn_study_info_as(const fattn_study_info *st, const fattn_family *f, fattn_study_info *out)
+{
+    for (int k = 0; k < st->nfam; ++k)
+        if (st->fams[k].fam == f) {
+            if (out != st)
+                *out = *st;
+            out->fam = f;
+            memcpy(out->kernel_hash, st->fams[k].kernel_hash, sizeof out->kernel_hash);
+            memcpy(out->limits_json, st->fams[k].limits_json, sizeof out->limits_json);
+            return 1;
+        }
+    return 0;
 }
 
 static int read_cand(sqlite3_stmt *st, fattn_trial_cand *c)

@@ -23,11 +23,24 @@ typedef struct fattn_study_info {
     char kernel_hash[65];
     char device[256];       /* the study's GPU, "" when none */
     char limits_json[1024]; /* the gate limits it was searched under (gates.h), "" when none */
+    /* Its families (study_families), the first the one above: each with its
+     * kernel source and gate limits. */
+    int nfam;
+    struct fattn_study_fam {
+        const fattn_family *fam;
+        char kernel_hash[65];
+        char limits_json[1024];
+    } fams[FATTN_MAX_FAMILIES];
 } fattn_study_info;
 
 /* Study `id` (0: the latest). Reports a missing study, and a family this
  * build does not have. */
 int fattn_store_study_info(fattn_store *s, long long id, fattn_study_info *out);
+
+/* The study as its family `f` saw it: *out is *st with the family, kernel
+ * hash and limits of f. 1 when f is one of the study's families, else 0
+ * (*out untouched). */
+int fattn_study_info_as(const fattn_study_info *st, const fattn_family *f, fattn_study_info *out);
 
 /* A timed trial as a candidate: its id, key, configuration and median. */
 typedef struct fattn_trial_cand {
@@ -81,6 +94,7 @@ enum fattn_read {
     /* search --resume, ?1 a study */
     FATTN_READ_RESUME_STUDY,
     FATTN_READ_RESUME_TRIALS,
+    FATTN_READ_RESUME_FAMILIES,
     FATTN_READ_COUNT
 };
 

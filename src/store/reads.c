@@ -47,7 +47,8 @@ static const struct {
                         "trials"},
     [FATTN_READ_REJECTIONS] =
         {"SELECT reason, count(*) AS count, min(config_key) AS example, fattn_what(reason) AS what, "
-         "fattn_fix(reason, (SELECT family FROM studies WHERE id = ?1)) AS fix FROM trials WHERE study_id = ?1 "
+         "fattn_fix(reason, coalesce(family, (SELECT family FROM studies WHERE id = ?1))) AS fix FROM trials WHERE "
+         "study_id = ?1 "
          "AND status = 'rejected' "
          "GROUP BY reason ORDER BY count(*) DESC, reason",
          "trials"},
@@ -87,19 +88,21 @@ static const struct {
          "t.smem_model, t.occupancy, t.blocks_per_sm, t.occupancy_limiter, t.compile_ms, t.cache_hit, "
          "t.cache_key, t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.max_abs_err, t.norm_err, t.n_bad, "
          "t.rel_l2, t.numerics_inputs, t.numerics_seed, t.run_ms, t.validation_ms, t.benchmark_ms, t.strategy_ms, "
-         "fattn_fix(t.reason, s.family) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
+         "fattn_fix(t.reason, coalesce(t.family, s.family)) AS fix, c.options AS nvrtc_options, c.log AS compile_log "
          "FROM trials t JOIN studies s ON s.id = t.study_id LEFT JOIN compile_cache c ON c.key = t.cache_key "
          "WHERE t.id = ?1",
          "the trial"},
     [FATTN_READ_SIM_RUN] = {"SELECT max(id) FROM sim_runs WHERE ?1 = 0 OR id = ?1", "the simulator runs"},
     /* export/landscape.c */
     [FATTN_READ_LANDSCAPE_HEAD] = {"SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
-                                   "coalesce(timing_method, 'not timed'), family, command FROM studies WHERE id = ?1",
+                                   "coalesce(timing_method, 'not timed'), family, command, (SELECT group_concat("
+                                   "family, ', ') FROM (SELECT family FROM study_families WHERE study_id = ?1 ORDER "
+                                   "BY position)) FROM studies WHERE id = ?1",
                                    "the study"},
     /* One line per configuration: its last trial (a bare column beside max() comes from the max row). */
     [FATTN_READ_LANDSCAPE] = {"SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us, max(seq) "
                               "FROM trials WHERE study_id = ?1 AND status IN ('ok', 'rejected', 'error') "
-                              "GROUP BY config_key ORDER BY config_key",
+                              "AND (?2 IS NULL OR family = ?2) GROUP BY config_key ORDER BY config_key",
                               "the trials"},
     /* report/report.c */
     [FATTN_READ_REPORT_TRIALS] =
@@ -143,11 +146,12 @@ static const struct {
          "confirmations"},
     [FATTN_READ_BEST] =
         {"SELECT s.created_at, s.command, s.strategy, s.seed, s.batch, s.heads, s.seqlen, s.head_dim, s.causal, "
-         "s.arch, s.device, s.kernel_hash, s.space_hash, s.timing_method, t.id, "
-         "t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
-         ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, s.family, "
-         "s.evaluator FROM studies s JOIN trials t ON t.study_id = s.id LEFT JOIN compile_cache c ON c.key = "
-         "t.cache_key "
+         "s.arch, s.device, coalesce(f.kernel_hash, s.kernel_hash), coalesce(f.space_hash, s.space_hash), "
+         "s.timing_method, t.id, t.config_key, " FATTN_TRIAL_PARAM_COLUMNS
+         ", t.median_us, t.p10_us, t.p90_us, t.tflops, t.gbps, t.smem_dynamic, t.cache_key, c.options, "
+         "coalesce(t.family, s.family), s.evaluator FROM studies s JOIN trials t ON t.study_id = s.id "
+         "LEFT JOIN study_families f ON f.study_id = s.id AND f.family = t.family "
+         "LEFT JOIN compile_cache c ON c.key = t.cache_key "
          "WHERE s.id = ?1 AND t.status = 'ok' AND t.median_us IS NOT NULL AND (?2 IS NULL OR t.config_key = ?2) "
          "ORDER BY t.median_us, t.id LIMIT 1",
          "trials"},
@@ -168,6 +172,10 @@ static const struct {
                                   "p90_us, tflops, gbps, coalesce(compile_ms, 0) + coalesce(run_ms, 0) "
                                   "FROM trials WHERE study_id = ?1 ORDER BY seq",
                                   "the study's trials"},
+    [FATTN_READ_RESUME_FAMILIES] =
+        {"SELECT family, space_hash, kernel_hash, limits_json FROM study_families WHERE study_id = ?1 "
+         "ORDER BY position",
+         "the study's families"},
 };
 
 const char *fattn_store_text(sqlite3_stmt *st, int i)

@@ -331,6 +331,28 @@ static const char *const migrations[] = {
     /* v11: where a search run's time went, and the compiles it gave up at
      * its end (tune/tune.h), as a JSON object: the study's last run. */
     "ALTER TABLE studies ADD COLUMN last_run_json TEXT;\n",
+    /* v12: studies over several kernel families (search without --space):
+     * each study's families in order (position 0 is the one the studies
+     * row names, with its space, kernel and limits), each with its own
+     * space, kernel source and gate limits; and each trial's family (its
+     * key says it too, but a column serves queries). Earlier studies get
+     * their one family from their own columns. */
+    "CREATE TABLE study_families (\n"
+    "  study_id INTEGER NOT NULL REFERENCES studies(id),\n"
+    "  position INTEGER NOT NULL,\n"
+    "  family TEXT NOT NULL,\n"
+    "  space_path TEXT,\n"
+    "  space_hash TEXT,\n"
+    "  space_json TEXT,\n"
+    "  kernel_hash TEXT,\n"
+    "  limits_json TEXT,\n"
+    "  PRIMARY KEY (study_id, position),\n"
+    "  UNIQUE (study_id, family)\n"
+    ");\n"
+    "INSERT INTO study_families SELECT id, 0, family, space_path, space_hash, space_json, kernel_hash, limits_json\n"
+    "  FROM studies;\n"
+    "ALTER TABLE trials ADD COLUMN family TEXT;\n"
+    "UPDATE trials SET family = (SELECT family FROM studies WHERE studies.id = trials.study_id);\n",
 };
 
 int fattn_schema_latest(void)

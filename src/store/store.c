@@ -455,8 +455,12 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
         "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
     sqlite3_stmt *st;
     char now[32], cjson[32], runner[320];
-    if (fattn_store_prepare(s, sql, &st))
+    if (fattn_store_exec(s, "SAVEPOINT study_begin"))
         return FATTN_EFAIL;
+    if (fattn_store_prepare(s, sql, &st)) {
+        sqlite3_exec(s->db, "ROLLBACK TO study_begin; RELEASE study_begin", NULL, NULL, NULL);
+        return FATTN_EFAIL;
+    }
     fattn_utc_now(now);
     snprintf(cjson, sizeof cjson, "%s", fattn_schema_cjson_version());
     fattn_store_bind_text(st, 1, now);
@@ -490,10 +494,35 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     fattn_store_bind_text(st, 26, r->args_json);
     fattn_store_bind_text(st, 27, fattn_process_tag(0, runner, sizeof runner) ? NULL : runner);
     fattn_store_bind_text(st, 28, r->family ? r->family : fattn_families[0]->name);
-    if (fattn_store_step_done(s, st, "cannot record the study"))
-        return FATTN_EFAIL;
+    int rc = fattn_store_step_done(s, st, "cannot record the study");
     *id = sqlite3_last_insert_rowid(s->db);
-    return FATTN_OK;
+    const fattn_study_family one = {r->family ? r->family : fattn_families[0]->name,
+                                    r->space_path,
+                                    r->space_hash,
+                                    r->space_json,
+                                    r->kernel_hash,
+                                    r->limits_json};
+    const fattn_study_family *fams = r->nfamilies ? r->families : &one;
+    for (int k = 0; !rc && k < (r->nfamilies ? r->nfamilies : 1); ++k) {
+        static const char fsql[] = "INSERT INTO study_families (study_id, position, family, space_path, space_hash, "
+                                   "space_json, kernel_hash, limits_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+        if ((rc = fattn_store_prepare(s, fsql, &st)))
+            break;
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_int(st, 2, k);
+        fattn_store_bind_text(st, 3, fams[k].family);
+        fattn_store_bind_text(st, 4, fams[k].space_path);
+        fattn_store_bind_text(st, 5, fams[k].space_hash);
+        fattn_store_bind_text(st, 6, fams[k].space_json);
+        fattn_store_bind_text(st, 7, fams[k].kernel_hash);
+        fattn_store_bind_text(st, 8, fams[k].limits_json);
+        rc = fattn_store_step_done(s, st, "cannot record the study's families");
+    }
+    if (rc) {
+        sqlite3_exec(s->db, "ROLLBACK TO study_begin; RELEASE study_begin", NULL, NULL, NULL);
+        return FATTN_EFAIL;
+    }
+    return fattn_store_exec(s, "RELEASE study_begin");
 }
 
 int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
@@ -656,9 +685,9 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
         "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, validation_ms, benchmark_ms, "
-        "strategy_ms, rel_l2, numerics_inputs, params_json, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "strategy_ms, rel_l2, numerics_inputs, params_json, family, " FATTN_TRIAL_PARAM_COLUMNS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?49, ?31, ?32, ?33, ?34, "
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?31, ?32, ?33, ?34, "
         "?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
@@ -675,6 +704,7 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     char params[FATTN_PARAMS_JSON_MAX];
     fattn_config_json(r->cfg, params, sizeof params);
     fattn_store_bind_text(st, 49, params);
+    fattn_store_bind_text(st, 50, r->cfg->fam->name);
     fattn_store_bind_text(st, 4, r->status);
     fattn_store_bind_text(st, 5, r->reason);
     fattn_store_bind_text(st, 6, r->detail);

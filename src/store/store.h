@@ -67,6 +67,17 @@ int fattn_store_begin(fattn_store *s);
 int fattn_store_commit(fattn_store *s);
 void fattn_store_rollback(fattn_store *s);
 
+/* One family of a study (study_families): its space, kernel source and
+ * gate limits. */
+typedef struct fattn_study_family {
+    const char *family;
+    const char *space_path;
+    const char *space_hash;
+    const char *space_json;
+    const char *kernel_hash;
+    const char *limits_json;
+} fattn_study_family;
+
 typedef struct fattn_study_rec {
     const char *command; /* "compile", "search", ... */
     const char *strategy;
@@ -88,6 +99,10 @@ typedef struct fattn_study_rec {
     const char *timing_method; /* NULL offline */
     const char *args_json;     /* search: its arguments, for --resume */
     const char *family;        /* the kernel family's name; NULL: the default (mma) */
+    /* A study over several families: each (the first the one above); 0:
+     * the one family above alone. */
+    const fattn_study_family *families;
+    int nfamilies;
 } fattn_study_rec;
 
 /* The id of the latest study, or 0 with an error reported when there is none. */
@@ -96,7 +111,8 @@ long long fattn_latest_study(fattn_store *s);
 /* Checks that study `id` exists; reports an error otherwise. */
 int fattn_study_exists(fattn_store *s, long long id);
 
-/* Creates a study with status 'running'. */
+/* Creates a study with status 'running', with its families, in one
+ * transaction (a savepoint). */
 int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long *id);
 
 /* A study's search time so far (call inside the transaction of a trial). */

@@ -183,7 +183,8 @@ int fattn_check_run(const fattn_check_opts *o, const fattn_target *t, const fatt
     if ((rc = fattn_sim_compiler_identity(compiler, sizeof compiler)))
         goto out;
     cache = fattn_sim_cache_dir();
-    if ((rc = fattn_sim_cache_private(cache)) || (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
+    if ((rc = fattn_sim_cache_private(cache))
+        || (!*store && (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store))))
         goto out;
     fattn_sim_run_rec rr = {
         .mode = p->mode,

@@ -232,7 +232,7 @@ int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t
     /* The first compiled and the farthest survivor (past the sample when it is one). */
     if ((rc = fattn_probe_survivors(t, &src, include, r->sv.survivors, nsurv > 1 ? (size_t)nsurv : r->sv.nsurvivors)))
         goto out;
-    if ((rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
+    if (!*store && (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
         goto out;
     s.store = *store;
     r->total = nsurv;

@@ -40,7 +40,7 @@ typedef struct fattn_compile_study_report {
 } fattn_compile_study_report;
 
 /* Runs compile on target t (completed: space, shape, arch) into the store
- * at o->db_path, left open in *s. FATTN_OK once the study has ended,
+ * *s, or (*s NULL) the one at o->db_path, left open in *s. FATTN_OK once the study has ended,
  * interrupted or not (r->interrupted). */
 int fattn_compile_study(const fattn_compile_study_opts *o, const fattn_target *t, fattn_store **s,
                         fattn_compile_study_report *r);

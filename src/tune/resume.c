@@ -121,12 +121,31 @@ static int load_trials(fattn_store *s, long long id, fattn_resume *r)
     return FATTN_OK;
 }
 
+static int load_families(fattn_store *s, long long id, fattn_resume *r)
+{
+    sqlite3_stmt *st;
+    int step;
+    if (fattn_store_read(s, FATTN_READ_RESUME_FAMILIES, &(fattn_read_args){.id = id}, &st))
+        return FATTN_EFAIL;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW && r->nfam < FATTN_MAX_FAMILIES) {
+        text(st, 0, r->fam[r->nfam].family, sizeof r->fam[0].family);
+        text(st, 1, r->fam[r->nfam].space_hash, sizeof r->fam[0].space_hash);
+        text(st, 2, r->fam[r->nfam].kernel_hash, sizeof r->fam[0].kernel_hash);
+        text(st, 3, r->fam[r->nfam].limits_json, sizeof r->fam[0].limits_json);
+        ++r->nfam;
+    }
+    if (step != SQLITE_DONE && step != SQLITE_ROW)
+        return fail(s, st, "cannot read the study's families");
+    sqlite3_finalize(st);
+    return FATTN_OK;
+}
+
 int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r)
 {
     int rc;
     memset(r, 0, sizeof *r);
     r->study = id;
-    if ((rc = load_study(s, id, r)) || (rc = load_trials(s, id, r)))
+    if ((rc = load_study(s, id, r)) || (rc = load_families(s, id, r)) || (rc = load_trials(s, id, r)))
         fattn_resume_release(r);
     return rc;
 }

@@ -16,6 +16,14 @@ typedef struct fattn_resume {
     int nargs;
     char space_hash[80];
     char kernel_hash[80];
+    /* The study's families in order, each with its space and kernel hashes. */
+    int nfam;
+    struct {
+        char family[32];
+        char space_hash[80];
+        char kernel_hash[80];
+        char limits_json[1024];
+    } fam[FATTN_MAX_FAMILIES];
     double search_ms;
     long long next_seq;
     fattn_tune_prior *prior; /* every trial, in seq order */

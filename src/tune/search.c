@@ -70,15 +70,19 @@ static int skip_sim_defects(fattn_store *store, const fattn_target *t, const fat
     return rc;
 }
 
-/* A landscape's arch, shape and mask are its own: --arch and --shape default
- * to them (the texts kept in the caller's buffers), and a disagreeing --arch
- * is refused here (the shape by the evaluator, which compares all of it). */
-static int replay_target(const char *path, fattn_target *t, char *shape, size_t nshape, char *arch, size_t narch)
+/* A landscape's arch, shape, mask and family are its own: --arch and
+ * --shape default to them (the texts kept in the caller's buffers; the
+ * first landscape's, of several), and a disagreeing --arch is refused here
+ * (the shape by the evaluator, which compares all of it); *fam is its
+ * family. */
+static int replay_target(const char *path, fattn_target *t, char *shape, size_t nshape, char *arch, size_t narch,
+                         const fattn_family **fam)
 {
     fattn_landscape land;
     int rc = fattn_landscape_load(path, &land);
     if (rc)
         return rc;
+    *fam = land.fam;
     if (!t->shape_text) {
         snprintf(shape, nshape, "%d,%d,%d,%d", land.shape.batch, land.shape.heads, land.shape.seqlen,
                  land.shape.head_dim);
@@ -90,6 +94,11 @@ static int replay_target(const char *path, fattn_target *t, char *shape, size_t 
                          "--evaluator replay:%s: the landscape names no arch (no \"# arch:\" line); "
                          "pass --arch",
                          path);
+    else if (*land.arch && t->arch_name == arch && strcmp(arch, land.arch)) /* the first landscape's */
+        rc = fattn_error(FATTN_EUSAGE,
+                         "--evaluator replay:%s: measured on %s, and the first landscape on %s; expected the "
+                         "landscapes of one arch",
+                         path, land.arch, arch);
     else if (*land.arch && t->arch_name && strcmp(t->arch_name, land.arch))
         rc = fattn_error(FATTN_EUSAGE,
                          "--arch %s: the landscape replay:%s was measured on %s; "
@@ -128,65 +137,203 @@ static int last_run(fattn_store *store, const fattn_search_report *r)
     return fattn_store_study_last_run(store, r->study, json);
 }
 
+/* The landscapes given (o->replay), each of a family of its own: their
+ * shape and arch into the target, their families' names into defaults. */
+static int replay_targets(const fattn_search_opts *o, fattn_target *t, fattn_search_report *r,
+                          const fattn_family **land_fam, char *defaults, size_t n)
+{
+    size_t used = 0;
+    for (int i = 0; i < o->nreplay; ++i) {
+        int rc = replay_target(o->replay[i], t, r->land_shape, sizeof r->land_shape, r->land_arch, sizeof r->land_arch,
+                               &land_fam[i]);
+        if (rc)
+            return rc;
+        for (int j = 0; j < i; ++j)
+            if (land_fam[j] == land_fam[i])
+                return fattn_error(FATTN_EUSAGE,
+                                   "--evaluator replay:%s: a second landscape of the %s family (replay:%s); expected "
+                                   "one landscape per family",
+                                   o->replay[i], land_fam[i]->name, o->replay[j]);
+        used += (size_t)snprintf(defaults + used, n - used, "%s%s", i ? "," : "", land_fam[i]->name);
+    }
+    return FATTN_OK;
+}
+
+/* Each family's evaluator: its landscape's (every landscape serving a
+ * family of the study, unless the filter left its family out and the user
+ * `named` none), or the one GPU evaluator for all. */
+static int open_evaluators(const fattn_search_opts *o, fattn_search_report *r, const fattn_family **land_fam, int named,
+                           const fattn_measure *m, const char *include, fattn_evaluator **ev)
+{
+    const fattn_targets *ts = &r->ts;
+    int rc;
+    if (!o->nreplay) {
+        if ((rc = fattn_open_gpu_evaluator(&ts->t[0], m, o->kernel_dir, include, &ev[0])))
+            return rc;
+        for (int k = 1; k < ts->n; ++k)
+            ev[k] = ev[0];
+        return FATTN_OK;
+    }
+    for (int i = 0; i < o->nreplay; ++i) {
+        int k = 0;
+        while (k < ts->n && ts->t[k].space.fam != land_fam[i])
+            ++k;
+        if (k == ts->n && !named)
+            continue; /* its family left out by the filter (a note says so) */
+        if (k == ts->n) {
+            char names[128];
+            fattn_targets_names(ts, names, sizeof names);
+            return fattn_error(FATTN_EUSAGE,
+                               "--evaluator replay:%s: a landscape of the %s family, which the study does not "
+                               "search (%s); expected a landscape of each family searched",
+                               o->replay[i], land_fam[i]->name, names);
+        }
+    }
+    for (int k = 0; k < ts->n; ++k) {
+        int i = 0;
+        while (i < o->nreplay && land_fam[i] != ts->t[k].space.fam)
+            ++i;
+        if (i == o->nreplay)
+            return fattn_error(FATTN_EUSAGE,
+                               "%s: the %s family has no landscape to replay; expected --evaluator replay:FILE of it "
+                               "too, or a study without it (--family)",
+                               ts->t[k].space.label, ts->t[k].space.fam->name);
+        if ((rc = fattn_evaluator_open_replay(o->replay[i], &ts->t[k].shape, ts->t[k].space.fam, &ev[k])))
+            return rc;
+    }
+    return FATTN_OK;
+}
+
+/* The shared-memory limit a resumed study's family was searched under
+ * (a family's default may have changed since: a study of the wgmma family's
+ * space from before it took the opt-in maximum by default goes on at the
+ * limit it began with), unless --smem-limit was given. */
+static void resumed_limits(fattn_target *t, const char *json)
+{
+    fattn_gate_limits stored;
+    char missing[256];
+    if (!(t->given & FATTN_GIVEN_SMEM_LIMIT) && fattn_gate_limits_parse(json, &stored, missing, sizeof missing) > 0
+        && !strstr(missing, "smem_limit"))
+        t->lim.smem_limit = stored.smem_limit;
+}
+
+/* The study's families against the resumed study's: the same families in
+ * the same order, each with the same space and kernel source. */
+static int resume_check(const fattn_resume *res, const fattn_targets *ts, const fattn_kernel_src *src)
+{
+    if (res->nfam != ts->n) {
+        char names[128];
+        fattn_targets_names(ts, names, sizeof names);
+        return fattn_error(FATTN_EUSAGE,
+                           "--resume %lld: the study searched %d famil%s; this fattn-tune would search %d (%s); start "
+                           "a new search",
+                           res->study, res->nfam, res->nfam == 1 ? "y" : "ies", ts->n, names);
+    }
+    for (int k = 0; k < ts->n; ++k) {
+        const fattn_space *sp = &ts->t[k].space;
+        if (strcmp(res->fam[k].family, sp->fam->name))
+            return fattn_error(FATTN_EUSAGE, "--resume %lld: the study's family %d is %s, not %s; start a new search",
+                               res->study, k + 1, res->fam[k].family, sp->fam->name);
+        if (strcmp(res->fam[k].space_hash, sp->hash) || strcmp(res->fam[k].kernel_hash, src[k].hash))
+            return fattn_error(
+                FATTN_EUSAGE, "--resume %lld: the %s%s changed since the study began; start a new search", res->study,
+                ts->n > 1 ? sp->fam->name : "",
+                strcmp(res->fam[k].space_hash, sp->hash) ? (ts->n > 1 ? " family's space file" : "space file")
+                : ts->n > 1                              ? " family's kernel source"
+                                                         : "kernel source");
+    }
+    return FATTN_OK;
+}
+
 int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r)
 {
     const fattn_resume *res = o->resume;
-    fattn_kernel_src src = {0};
-    fattn_evaluator *ev = NULL;
+    fattn_kernel_src src[FATTN_MAX_FAMILIES] = {0};
+    fattn_evaluator *ev[FATTN_MAX_FAMILIES] = {0};
+    const fattn_family *land_fam[FATTN_MAX_FAMILIES] = {0};
     fattn_gpu gpu = {0};
     fattn_measure m = o->measure;
-    char *include = NULL, limits[512];
-    int rc;
+    char *include = NULL, limits[FATTN_MAX_FAMILIES][512], defaults[256] = "";
+    int rc, nfam = 0;
 
     memset(r, 0, sizeof *r);
     r->stop = FATTN_TUNE_INTERRUPTED;
     /* The GPU first: without one (and no landscape to replay) nothing else matters. */
-    if (!o->replay
+    if (!o->nreplay
         && (rc = fattn_gpu_arch(t, &gpu, "search",
                                 "; without one, --evaluator replay:FILE replays a measured landscape")))
         goto out;
-    if (o->replay
-        && (rc = replay_target(o->replay, t, r->land_shape, sizeof r->land_shape, r->land_arch, sizeof r->land_arch)))
+    if ((rc = replay_targets(o, t, r, land_fam, defaults, sizeof defaults)))
         goto out;
-    if ((rc = fattn_target_finish(t, FATTN_NEED_SHAPE | FATTN_NEED_SPACE, "search"))
-        || (rc = fattn_target_finish(t, FATTN_NEED_ARCH, "search")))
+    char from[600];
+    snprintf(from, sizeof from, "--evaluator replay:%.200s%s", o->nreplay ? o->replay[0] : "",
+             o->nreplay > 1 ? " and the other landscapes" : "");
+    /* A resumed study searches its own families (one written before a
+     * search took every family of the arch, the one it had). */
+    if (res && !t->nspace_paths && !t->family_text) {
+        size_t used = 0;
+        for (int k = 0; k < res->nfam; ++k)
+            used += (size_t)snprintf(defaults + used, sizeof defaults - used, "%s%s", k ? "," : "", res->fam[k].family);
+        snprintf(from, sizeof from, "--resume %lld", res->study);
+    }
+    if ((rc = fattn_targets_finish(t, FATTN_NEED_SHAPE | FATTN_NEED_ARCH, o->nreplay || res ? defaults : NULL, from,
+                                   "search", &r->ts, &r->notes)))
         goto out;
-    const uint64_t asked = t->lim.mem_budget;
-    fattn_measure_plan(&m, t, &gpu);
+    nfam = r->ts.n;
+    if (res) /* each family's limits as the study stored them, for those not given now */
+        for (int k = 0; k < nfam && k < res->nfam; ++k)
+            resumed_limits(&r->ts.t[k], res->fam[k].limits_json);
+    fattn_target *t0 = &r->ts.t[0];
+    const uint64_t asked = t0->lim.mem_budget;
+    fattn_measure_plan(&m, t0, &gpu);
+    for (int k = 1; k < nfam; ++k)
+        r->ts.t[k].lim.input_sets = t0->lim.input_sets, r->ts.t[k].lim.mem_budget = t0->lim.mem_budget;
 
-    if ((rc = fattn_kernel_src_load(o->kernel_dir, t->space.fam->kernel_file, &src)))
-        goto out;
+    for (int k = 0; k < nfam; ++k)
+        if ((rc = fattn_kernel_src_load(o->kernel_dir, r->ts.t[k].space.fam->kernel_file, &src[k])))
+            goto out;
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     /* Again: the timing sets are planned now, and the budget held to the GPU's memory. */
-    if ((rc = fattn_target_check_memory(t, t->lim.mem_budget < asked)))
+    if ((rc = fattn_target_check_memory(t0, t0->lim.mem_budget < asked)))
         goto out;
-    fattn_gates_space(&t->space, t->filter_text ? &t->filter : NULL, &t->shape, t->arch, &t->lim, &r->sv);
-    if ((rc = fattn_probe_survivors(t, &src, include, r->sv.survivors, r->sv.nsurvivors)))
-        goto out;
-
-    /* The evaluator: a worker initialized on the GPU, or the landscape. */
-    if ((rc = o->replay ? fattn_evaluator_open_replay(o->replay, &t->shape, t->space.fam, &ev)
-                        : fattn_open_gpu_evaluator(t, &m, o->kernel_dir, include, &ev)))
-        goto out;
-    snprintf(r->device, sizeof r->device, "%s", ev->device);
-    snprintf(r->method, sizeof r->method, "%s", ev->method);
-
-    if (res && (strcmp(res->space_hash, t->space.hash) || strcmp(res->kernel_hash, src.hash))) {
-        rc = fattn_error(FATTN_EUSAGE, "--resume %lld: the %s changed since the study began; start a new search",
-                         res->study, strcmp(res->space_hash, t->space.hash) ? "space file" : "kernel source");
-        goto out;
+    for (int k = 0; k < nfam; ++k) {
+        fattn_target *tk = &r->ts.t[k];
+        fattn_gates_space(&tk->space, tk->filter_text ? &tk->filter : NULL, &tk->shape, tk->arch, &tk->lim, &r->sv[k]);
+        if ((rc = fattn_probe_survivors(tk, &src[k], include, r->sv[k].survivors, r->sv[k].nsurvivors)))
+            goto out;
     }
+
+    /* The evaluators: a worker initialized on the GPU, or the landscapes. */
+    if ((rc = open_evaluators(o, r, land_fam, t->family_text || t->nspace_paths, &m, include, ev)))
+        goto out;
+    snprintf(r->device, sizeof r->device, "%s", ev[0]->device);
+    snprintf(r->method, sizeof r->method, "%s", ev[0]->method);
+
+    if (res && (rc = resume_check(res, &r->ts, src)))
+        goto out;
     if (!*store && (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
         goto out;
-    if ((rc = skip_sim_defects(*store, t, &src, &r->sv, &r->sim_skipped)))
-        goto out;
-    if (r->sim_skipped && o->log)
-        fprintf(o->log,
-                "fattn-tune: skipping %zu configuration%s the simulator found defective with this kernel source "
-                "(fattn-tune query sim)\n",
-                r->sim_skipped, r->sim_skipped == 1 ? "" : "s");
-    fattn_gate_limits_json(&t->lim, limits, sizeof limits);
+    fattn_notes_print(&r->notes, o->log ? o->log : stderr);
+    fattn_study_family sf[FATTN_MAX_FAMILIES];
+    for (int k = 0; k < nfam; ++k) {
+        const fattn_target *tk = &r->ts.t[k];
+        if ((rc = skip_sim_defects(*store, tk, &src[k], &r->sv[k], &r->sim_skipped[k])))
+            goto out;
+        if (r->sim_skipped[k] && o->log)
+            fprintf(o->log,
+                    "fattn-tune: skipping %zu%s%s configuration%s the simulator found defective with this kernel "
+                    "source (fattn-tune query sim)\n",
+                    r->sim_skipped[k], nfam > 1 ? " " : "", nfam > 1 ? tk->space.fam->name : "",
+                    r->sim_skipped[k] == 1 ? "" : "s");
+        fattn_gate_limits_json(&tk->lim, limits[k], sizeof limits[k]);
+        sf[k] = (fattn_study_family){.family = tk->space.fam->name,
+                                     .space_path = tk->space.label,
+                                     .space_hash = tk->space.hash,
+                                     .space_json = tk->space.json,
+                                     .kernel_hash = src[k].hash,
+                                     .limits_json = limits[k]};
+    }
     char driver[32] = "";
     if (gpu.present)
         snprintf(driver, sizeof driver, "%d", gpu.info.driver_version);
@@ -195,22 +342,24 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         .strategy = o->strategy->name,
         .seed = m.seed,
         .has_seed = 1,
-        .shape = t->shape,
-        .arch = t->arch->name,
-        .device = ev->device,
-        .device_json = ev->device_json,
+        .shape = t0->shape,
+        .arch = t0->arch->name,
+        .device = ev[0]->device,
+        .device_json = ev[0]->device_json,
         .driver_version = gpu.present ? driver : NULL,
         .nvrtc_version = fattn_nvrtc_version(),
-        .space_path = t->space.label,
-        .space_hash = t->space.hash,
-        .space_json = t->space.json,
-        .kernel_hash = src.hash,
-        .family = t->space.fam->name,
-        .limits_json = limits,
+        .space_path = sf[0].space_path,
+        .space_hash = sf[0].space_hash,
+        .space_json = sf[0].space_json,
+        .kernel_hash = sf[0].kernel_hash,
+        .family = sf[0].family,
+        .limits_json = sf[0].limits_json,
         .argv = o->argv_text,
-        .evaluator = o->replay ? "replay" : "gpu",
-        .timing_method = ev->method,
+        .evaluator = o->nreplay ? "replay" : "gpu",
+        .timing_method = ev[0]->method,
         .args_json = o->args_json,
+        .families = sf,
+        .nfamilies = nfam,
     };
     static volatile sig_atomic_t never;
     volatile sig_atomic_t *interrupted = o->interrupted ? o->interrupted : &never;
@@ -223,19 +372,26 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     if (o->guard)
         o->guard(1);
     const double run0 = o->started_ms > 0 ? o->started_ms : fattn_now_ms(); /* the run's time, as the budget's */
-    rc = fattn_record_rejections(*store, t, &r->sv, r->study, &seq, res ? resumed_key : NULL, (void *)res, interrupted);
+    for (int k = 0; k < nfam && !rc && !*interrupted; ++k)
+        rc = fattn_record_rejections(*store, &r->ts.t[k], &r->sv[k], r->study, &seq, res ? resumed_key : NULL,
+                                     (void *)res, interrupted);
     if (!rc && !*interrupted) {
-        fattn_compile_ctx cc = {.src = &src,
-                                .cuda_include = include,
-                                .arch = t->arch,
-                                .shape = &t->shape,
-                                .lim = &t->lim,
-                                .cache = fattn_store_compile_cache(*store),
-                                .jobs = o->jobs};
-        const fattn_tune_family fam = {.space = &t->space, .sv = &r->sv, .cc = &cc, .ev = ev};
+        fattn_compile_ctx cc[FATTN_MAX_FAMILIES];
+        fattn_tune_family fams[FATTN_MAX_FAMILIES];
+        for (int k = 0; k < nfam; ++k) {
+            const fattn_target *tk = &r->ts.t[k];
+            cc[k] = (fattn_compile_ctx){.src = &src[k],
+                                        .cuda_include = include,
+                                        .arch = tk->arch,
+                                        .shape = &tk->shape,
+                                        .lim = &tk->lim,
+                                        .cache = fattn_store_compile_cache(*store),
+                                        .jobs = o->jobs};
+            fams[k] = (fattn_tune_family){.space = &tk->space, .sv = &r->sv[k], .cc = &cc[k], .ev = ev[k]};
+        }
         fattn_tune_ctx tc = {
-            .fams = &fam,
-            .nfam = 1,
+            .fams = fams,
+            .nfam = nfam,
             .store = *store,
             .study = r->study,
             .seq = &seq,
@@ -248,6 +404,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .prior = res ? res->prior : NULL,
             .nprior = res ? res->nprior : 0,
             .ahead = 2 * o->jobs,
+            .modelled_costs = o->nreplay > 0,
             .interrupted = interrupted,
             .progress = o->progress,
             .progress_arg = o->progress_arg,
@@ -271,13 +428,18 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     if (failed && !rc)
         rc = FATTN_EFAIL;
 out:
-    fattn_evaluator_close(&ev);
+    for (int k = FATTN_MAX_FAMILIES - 1; k >= 0; --k) { /* the GPU's, ev[0], serves every family: closed last */
+        if (k == 0 || ev[k] != ev[0])
+            fattn_evaluator_close(&ev[k]);
+        fattn_kernel_src_release(&src[k]);
+    }
     free(include);
-    fattn_kernel_src_release(&src);
     return rc;
 }
 
 void fattn_search_report_release(fattn_search_report *r)
 {
-    fattn_space_verdicts_release(&r->sv);
+    for (int k = 0; k < FATTN_MAX_FAMILIES; ++k)
+        fattn_space_verdicts_release(&r->sv[k]);
+    fattn_targets_release(&r->ts);
 }

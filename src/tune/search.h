@@ -19,11 +19,12 @@
 
 typedef struct fattn_search_opts {
     const fattn_strategy_ops *strategy;
-    long trials;        /* 0: no limit */
-    int jobs;           /* compile threads */
-    double budget_ms;   /* 0: none */
-    double started_ms;  /* fattn_now_ms() when the command began: the budget counts from there */
-    const char *replay; /* a landscape file to replay, NULL: the GPU */
+    long trials;                            /* 0: no limit */
+    int jobs;                               /* compile threads */
+    double budget_ms;                       /* 0: none */
+    double started_ms;                      /* fattn_now_ms() when the command began: the budget counts from there */
+    const char *replay[FATTN_MAX_FAMILIES]; /* landscape files to replay, one per family; none: the GPU */
+    int nreplay;
     fattn_measure measure;
     const char *kernel_dir;
     const char *db_path;                /* opened for writing unless *store is open (resume) */
@@ -40,8 +41,11 @@ typedef struct fattn_search_opts {
 
 typedef struct fattn_search_report {
     long long study;
-    fattn_space_verdicts sv; /* the static gates' verdicts, the simulator's skips among them */
-    size_t sim_skipped;
+    fattn_targets ts; /* the study's families, each its target */
+    /* Each family's static gates' verdicts, the simulator's skips among them. */
+    fattn_space_verdicts sv[FATTN_MAX_FAMILIES];
+    size_t sim_skipped[FATTN_MAX_FAMILIES];
+    fattn_notes notes; /* what was decided: the families a filter left out */
     fattn_tune_progress p;
     int stop; /* enum fattn_tune_stop */
     char device[256], method[512];
@@ -53,9 +57,11 @@ typedef struct fattn_search_report {
     char land_shape[64], land_arch[16];
 } fattn_search_report;
 
-/* Runs the search on target t (its space, shape, arch and limits given, or
- * taken from the landscape or the GPU). FATTN_OK once the study has ended,
- * interrupted or not (r->stop). */
+/* Runs the search on target t (its spaces or families, shape, arch and
+ * limits given, or taken from the landscapes or the GPU): one study over
+ * every family of r->ts (fattn_targets_finish; replaying, the landscapes'
+ * families by default, each family replayed from its own). FATTN_OK once
+ * the study has ended, interrupted or not (r->stop). */
 int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **store, fattn_search_report *r);
 
 void fattn_search_report_release(fattn_search_report *r);

@@ -29,6 +29,15 @@ double fattn_tune_cost_ms(double compile_ms, double eval_ms)
     return c > FATTN_TUNE_MIN_COST_MS ? c : FATTN_TUNE_MIN_COST_MS;
 }
 
+/* What the scheduler charges an outcome: its times, or in a study of
+ * modelled costs (replay) the model's, whatever the cache and the clock. */
+static double charge(const fattn_tune_ctx *ctx, double compile_ms, double eval_ms, int evaluated)
+{
+    if (ctx->modelled_costs)
+        return FATTN_TUNE_MODEL_COMPILE_MS + (evaluated ? FATTN_TUNE_MODEL_EVAL_MS : 0);
+    return fattn_tune_cost_ms(compile_ms, eval_ms);
+}
+
 /* The time since t0 (ms), added to *total. */
 static double spent(double t0, double *total)
 {
@@ -159,7 +168,7 @@ static void resume(const fattn_tune_ctx *ctx, cand_set *cs, fattn_tune_progress 
         const size_t i = order[lo];
         const int f = family_of(cs, i);
         cs->strat[f]->ops->observe(cs->strat[f], i - cs->off[f], t->ok, t->ok ? t->timing.median_us : 0);
-        fattn_famsched_record(&cs->fs, f, fattn_tune_cost_ms(t->cost_ms, 0), t->evaluated, t->ok,
+        fattn_famsched_record(&cs->fs, f, charge(ctx, t->cost_ms, 0, t->evaluated), t->evaluated, t->ok,
                               t->ok ? t->timing.median_us : 0);
         ++p->tried;
         ++p->resumed;
@@ -412,7 +421,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             rc = store_trial(ctx, &r, NULL, p);
             t = fattn_now_ms();
             strat->ops->observe(strat, li, 0, 0);
-            fattn_famsched_record(&cs.fs, fi, fattn_tune_cost_ms(r.compile_ms, 0), 0, 0, 0);
+            fattn_famsched_record(&cs.fs, fi, charge(ctx, r.compile_ms, 0, 0), 0, 0, 0);
             strategy_ms += spent(t, &p->strategy_ms);
         } else {
             fattn_eval_result e;
@@ -457,7 +466,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
             int ok = e.status == FATTN_EVAL_OK;
             t = fattn_now_ms();
             strat->ops->observe(strat, li, ok, ok ? e.timing.median_us : 0);
-            fattn_famsched_record(&cs.fs, fi, fattn_tune_cost_ms(r.compile_ms, e.wall_ms), 1, ok,
+            fattn_famsched_record(&cs.fs, fi, charge(ctx, r.compile_ms, e.wall_ms, 1), 1, ok,
                                   ok ? e.timing.median_us : 0);
             strategy_ms += spent(t, &p->strategy_ms);
             if (ok && (p->best_us == 0 || e.timing.median_us < p->best_us)) {

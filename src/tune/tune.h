@@ -84,7 +84,7 @@ typedef struct fattn_tune_family {
 } fattn_tune_family;
 
 /* The most families one study searches. */
-#define FATTN_TUNE_MAX_FAMILIES 8
+#define FATTN_TUNE_MAX_FAMILIES FATTN_MAX_FAMILIES
 
 typedef struct fattn_tune_ctx {
     const fattn_tune_family *fams; /* the first family's strategy is seeded with `seed` itself */
@@ -101,6 +101,10 @@ typedef struct fattn_tune_ctx {
     const fattn_tune_prior *prior; /* trials the study holds already (resume) */
     size_t nprior;
     int ahead; /* compiles kept in flight */
+    /* The scheduler charges each outcome FATTN_TUNE_MODEL_* rather than its
+     * compile and evaluation times (a replayed study: its schedule then
+     * depends on the seed alone, not on the compile cache or the clock). */
+    int modelled_costs;
     volatile sig_atomic_t *interrupted;
     void (*progress)(void *arg, const fattn_tune_progress *p);
     void *progress_arg;
@@ -121,5 +125,11 @@ uint64_t fattn_family_seed(uint64_t seed, int k);
  * the cache and the landscape still costs the loop's own time). */
 #define FATTN_TUNE_MIN_COST_MS 1.0
 double fattn_tune_cost_ms(double compile_ms, double eval_ms);
+
+/* The modelled costs (fattn_tune_ctx.modelled_costs): a compile, and an
+ * evaluation ten times as long, as the offline benchmark of the family
+ * scheduler charges them (tests/test_families.c's default --cost). */
+#define FATTN_TUNE_MODEL_COMPILE_MS 100.0
+#define FATTN_TUNE_MODEL_EVAL_MS    1000.0
 
 #endif

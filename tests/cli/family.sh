@@ -67,8 +67,13 @@ db=replay.db
 unset db
 if "$tool" -q search --arch sm_90 --shape 2,8,512,64 --db replay2.db --evaluator replay:land.csv \
     >out.txt 2>err.txt; then fail "an mma search replayed a tmacopy landscape"; fi
-grep -q "the landscape holds the tmacopy family's configurations; the space's family is mma" err.txt ||
+grep -q "^fattn-tune: --evaluator replay:land.csv: the tmacopy family has no default space (it is not attention); pass --space FILE of it$" err.txt ||
+    fail "the refusal names the landscape's family"
+if "$tool" -q search --arch sm_90 --shape 2,8,512,64 --db replay2.db --evaluator replay:land.csv \
+    --space "$src/search/space.json" >out.txt 2>err.txt; then fail "an mma search replayed a tmacopy landscape"; fi
+grep -q "^fattn-tune: --evaluator replay:land.csv: a landscape of the tmacopy family, which the study does not search (mma); expected a landscape of each family searched$" err.txt ||
     fail "the refusal names both families"
+[ ! -e replay2.db ] || fail "a refused search wrote its database"
 
 # Confirm against the (fake) cuDNN baseline.
 export FATTN_WORKER_HOOK=fake

@@ -15,7 +15,7 @@ for arch in sm_89 sm_90; do
     for limit in default max; do
         opts=()
         [ "$limit" = max ] && opts=(--smem-limit max)
-        "$tool" gates --arch "$arch" --shape 2,8,512,64 "${opts[@]}" --format csv |
+        "$tool" gates --arch "$arch" --shape 2,8,512,64 --family mma "${opts[@]}" --format csv |
             tail -n +2 | cut -d, -f1,2 | sed "s/^/$arch,$limit,/" >>"$now"
     done
 done

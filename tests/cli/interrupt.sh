@@ -16,7 +16,7 @@ cd "$work"
 pid=
 
 sql() { "$tool" -q query --db fattn.db --format csv --sql "$1" | tail -n +2; }
-args=(compile --arch sm_90 --shape 2,8,512,64 --sample 16 --seed 3 --jobs 1 --db fattn.db)
+args=(compile --arch sm_90 --shape 2,8,512,64 --family mma --sample 16 --seed 3 --jobs 1 --db fattn.db)
 
 # Waits (up to 2 minutes times FATTN_TEST_SLOWDOWN) until the running study
 # has at least $1 compiled trials.

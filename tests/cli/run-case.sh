@@ -75,7 +75,7 @@ setup_broken_kernel() { setup_kernels; echo 'this is not C++;' >>kernels/fattn_f
 setup_kernels_proven() {
     setup_kernels
     local hash
-    hash=$("$tool" space --kernel-dir kernels --format json | sed -n 's/^  "kernel_sha256": "\([0-9a-f]*\)",$/\1/p')
+    hash=$("$tool" space --family mma --kernel-dir kernels --format json | sed -n 's/^  "kernel_sha256": "\([0-9a-f]*\)",$/\1/p')
     [ ${#hash} = 64 ] || exit 99
     printf 'mma\t2026-12-01\tTest GPU 80GB\t%s\tthe test check\n' "$hash" >kernels/hardware-records.tsv
     # A second copy whose records are of other sources only: its own is unproven.

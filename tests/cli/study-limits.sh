@@ -122,7 +122,7 @@ run "$tool" export --db fattn.db --kernel-dir k3 --kernel k3.cu --allow-kernel-c
 [ ! -e k3.cu ] || fail "export wrote a kernel that does not compile"
 
 # 6. A study that stored no limits: the defaults; the 57,344-byte configuration is then refused, in one line.
-python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE studies SET limits_json = ''\"); c.commit()" fattn.db
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE studies SET limits_json = ''\"); c.execute(\"UPDATE study_families SET limits_json = ''\"); c.commit()" fattn.db
 before=$(digest)
 run "$tool" confirm --db fattn.db --n 20
 [ $rc = 1 ] || fail "confirm of a study without limits: exit $rc"
