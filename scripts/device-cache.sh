@@ -22,9 +22,10 @@
 #   scripts/device-cache.sh --speed                      # the speed stage's
 #   scripts/device-cache.sh --wgmma                      # the wgmma stage's
 #
-# --speed: search/space-speed.json with --smem-limit max at D = 64 and 128,
-# causal and not (the four kernels the speed stage's twelve pairs compile:
-# S, B and H are run-time arguments).
+# --speed: search/space-speed.json and search/space-wgmma-v2.json (the two
+# families the speed stage searches in one study a pair) with --smem-limit
+# max at D = 64 and 128, causal and not (the kernels the speed stage's
+# twelve pairs compile: S, B and H are run-time arguments).
 #
 # --wgmma: the wgmma stage's three searches with --smem-limit max:
 # search/space-wgmma-v2.json at 4,16,2048,128 causal and not, and
@@ -42,7 +43,7 @@ if [ "${1:-}" = --build ]; then
 fi
 space=(--family mma) limits=() # the stages' default space: the mma family's (a study's =SPACE says otherwise)
 if [ "${1:-}" = --speed ]; then
-    space=(--space search/space-speed.json) limits=(--smem-limit max)
+    space=(--space search/space-speed.json --space search/space-wgmma-v2.json) limits=(--smem-limit max)
     shift
     [ $# -gt 0 ] || set -- 1,8,512,64 1,8,512,64:causal 4,16,2048,128 4,16,2048,128:causal
 elif [ "${1:-}" = --wgmma ]; then

@@ -12,9 +12,14 @@
 #                               # minutes on the GPU
 # Then through the device tool:
 #   run(command="scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
-# The speed table of every seed shape (issue 33), its cache made with
-# `scripts/device-cache.sh --speed`:
-#   run(command="FATTN_SESSION_STAGES=speed scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
+# The speed table of every seed shape over both families (issues 33 and 52),
+# in two commands (non-causal, then causal), each with its own cache:
+#   scripts/device-cache.sh --speed 1,8,512,64 4,16,2048,128
+#   run(command="FATTN_SESSION_STAGES=speed FATTN_SPEED_CAUSAL=0 scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
+#   scripts/device-cache.sh --speed 1,8,512,64:causal 4,16,2048,128:causal
+#   run(command="FATTN_SESSION_STAGES=speed FATTN_SPEED_CAUSAL=1 scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
+# (the two halves' speed-GPU.md tables, each of its pairs, joined by hand
+# into docs/speed-GPU.md).
 # The wgmma family (issues 37 and 51), its ordered steps after first, the
 # cache of its two searches made with `scripts/device-cache.sh --wgmma`:
 #   run(command="FATTN_SESSION_STAGES=wgmma scripts/device-session.sh", carry=["build-device", "device-cache"], timeout_s=600)
@@ -133,6 +138,13 @@ for p in "$build" "$(dirname "$cache")"; do
     log "carried: ${p#"$root"/} $((b / 1048576)) MiB ($b bytes)"
 done
 log "carried: $((total / 1048576)) MiB in all, of the 64 MiB the device tool carries"
+# The command's estimate: first and every stage named, as each will be run.
+sum=0 parts=""
+for s in first ${FATTN_SESSION_STAGES:-hopper family env small tests tune}; do
+    e=$(FATTN_CHECK_ESTIMATE=1 scripts/device-check.sh "$s" 2>/dev/null | awk '{ print $2 }')
+    sum=$((sum + ${e:-60})) parts="$parts${parts:+ + }$s ${e:-60}"
+done
+log "estimated: $parts = $sum s of the $(left) s left"
 if ! stage first; then
     diagnose
     for s in env tests; do stage "$s"; done

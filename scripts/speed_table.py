@@ -3,7 +3,9 @@
 
 With --pairs (the speed stage's speed-pairs.jsonl, one line per shape and
 mask: fattn-tune's confirmed median and 95% CI, trials measured, gate
-survivors, search budget, our own baseline), one row per pair, joined with
+survivors, search budget, our own baseline, the confirmed configuration's
+family and each family's best in the search), one row per pair naming the
+winning family, joined with
 compare_sdpa.py's summary line for it where there is one, with TFLOP/s, the
 ratios and whether the pair's chain (confirm of 100 samples, compare
 agreeing within 10%) is complete: issue 33's table. Exit 1 unless every
@@ -121,14 +123,37 @@ def ratio(num, den):
     return f"{num / den:.2f}" if num and den else "-"
 
 
+def family_of(p):
+    """The family of the pair's confirmed configuration (the winner): the
+    line's own, else its key's (every family's key but mma's starts with the
+    family's name)."""
+    if p.get("family"):
+        return p["family"]
+    head = p["config"].split("-", 1)[0]
+    return head if head and not head[:2] == "bm" and not head[0].isdigit() else "mma"
+
+
+def family_bests(p):
+    """Each family's fastest time in the pair's search, `family time
+    (measured)`, the pair's winner first; "-" when the line has none."""
+    fams = p.get("families") or {}
+    if not fams:
+        return "-"
+    win = family_of(p)
+    order = sorted(fams, key=lambda f: (f != win, f))
+    return "; ".join(f"{f} {fams[f]['best_us']:.2f} ({fams[f].get('measured', '?')})" if fams[f].get("best_us")
+                     else f"{f} none measured" for f in order)
+
+
 def pair_table(pairs, summaries):
     """The issue-33 table: one row per (shape, mask) fattn-tune measured,
     joined with compare_sdpa.py's line for it where there is one. Returns
     (rows, every chain complete)."""
-    out = ["| B,H,S,D | mask | config | fattn-tune confirmed us [95% CI] | TFLOP/s | trials / survivors / budget "
+    out = ["| B,H,S,D | mask | family | config | fattn-tune confirmed us [95% CI] | TFLOP/s "
+           "| each family's best in the search (us) | trials / survivors / budget "
            "| our baseline us [95% CI] | torch flash us | torch cudnn us | baseline / ours | flash / ours "
            "| torch cudnn / ours | chain | bar |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     complete = True
     for p in pairs:
         sh = p["shape"]
@@ -151,8 +176,8 @@ def pair_table(pairs, summaries):
         complete &= not problems
         bar = verdict(cmp)[1] if cmp else "-"
         base = f"{p.get('base_desc', '-')}: {ci_cell(p.get('base_median_us'), p.get('base_ci_us'))}"
-        row = [",".join(map(str, sh)), "causal" if p["causal"] else "none", f"`{p['config']}`",
-               ci_cell(ours, p.get("ci_us")), f"{flops / ours / 1e6:.1f}" if ours else "-",
+        row = [",".join(map(str, sh)), "causal" if p["causal"] else "none", family_of(p), f"`{p['config']}`",
+               ci_cell(ours, p.get("ci_us")), f"{flops / ours / 1e6:.1f}" if ours else "-", family_bests(p),
                f"{p.get('measured', '?')} / {p.get('survivors', '?')} / {p.get('budget_s', '?')} s", base,
                cell(bk["torch flash"]) if "torch flash" in bk else "-",
                cell(bk["torch cudnn"]) if "torch cudnn" in bk else "-",

@@ -45,32 +45,52 @@ void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_s
                        fattn_html_value *x, const fattn_axis *xa, fattn_html_value *y, const fattn_axis *ya, int steps,
                        const fattn_ref *refs, size_t nrefs)
 {
-    fattn_points *p = fattn_xcalloc((size_t)n, sizeof *p);
+    /* A series per study, or per family of a study of several (each its
+     * colour, its best-so-far line). */
+    size_t nseries = 0;
+    for (int k = 0; k < n; ++k)
+        nseries += v[k].nfamilies > 1 ? (size_t)v[k].nfamilies : 1;
+    fattn_points *p = fattn_xcalloc(nseries ? nseries : 1, sizeof *p);
+    char(*names)[160] = fattn_xcalloc(nseries ? nseries : 1, sizeof *names);
+    size_t si = 0;
     for (int k = 0; k < n; ++k) {
-        const size_t m = v[k].n ? v[k].n : 1;
-        double *px = fattn_xcalloc(m, sizeof *px), *py = fattn_xcalloc(m, sizeof *py);
-        double *sx = fattn_xcalloc(m + 1, sizeof *sx), *sy = fattn_xcalloc(m + 1, sizeof *sy);
-        long long *trial = fattn_xcalloc(m, sizeof *trial);
-        unsigned char *mark = fattn_xcalloc(m, 1);
-        size_t ns = 0;
-        double best = INFINITY;
-        for (size_t i = 0; i < v[k].n; ++i) {
-            const fattn_view_trial *t = &v[k].t[i];
-            px[i] = x(t, i + 1), py[i] = y(t, i + 1), trial[i] = t->id, mark[i] = (unsigned char)t->marked;
-            if (steps && !t->marked && py[i] < best)
-                best = py[i], sx[ns] = px[i], sy[ns++] = best;
+        const int nf = v[k].nfamilies > 1 ? v[k].nfamilies : 1;
+        for (int fam = 0; fam < nf; ++fam, ++si) {
+            const size_t m = v[k].n ? v[k].n : 1;
+            double *px = fattn_xcalloc(m, sizeof *px), *py = fattn_xcalloc(m, sizeof *py);
+            double *sx = fattn_xcalloc(m + 1, sizeof *sx), *sy = fattn_xcalloc(m + 1, sizeof *sy);
+            long long *trial = fattn_xcalloc(m, sizeof *trial);
+            unsigned char *mark = fattn_xcalloc(m, 1);
+            size_t ns = 0, np = 0;
+            double best = INFINITY, last_x = NAN;
+            for (size_t i = 0; i < v[k].n; ++i) {
+                const fattn_view_trial *t = &v[k].t[i];
+                const double xi = x(t, i + 1);
+                last_x = xi;
+                if (nf > 1 && t->family != fam)
+                    continue;
+                px[np] = xi, py[np] = y(t, i + 1), trial[np] = t->id, mark[np] = (unsigned char)t->marked;
+                if (steps && !t->marked && py[np] < best)
+                    best = py[np], sx[ns] = px[np], sy[ns++] = best;
+                ++np;
+            }
+            /* The step line runs on to the study's last trial. */
+            if (ns && v[k].n && sx[ns - 1] < last_x)
+                sx[ns] = last_x, sy[ns] = best, ++ns;
+            if (nf > 1)
+                snprintf(names[si], sizeof names[si], "%s %s", v[k].name, v[k].families[fam]);
+            else
+                snprintf(names[si], sizeof names[si], "%s", v[k].name);
+            p[si] = (fattn_points){names[si], px, py, trial, mark, np, sx, sy, ns};
         }
-        /* The step line runs on to the last trial. */
-        if (ns && v[k].n && sx[ns - 1] < px[v[k].n - 1])
-            sx[ns] = px[v[k].n - 1], sy[ns] = best, ++ns;
-        p[k] = (fattn_points){v[k].name, px, py, trial, mark, v[k].n, sx, sy, ns};
     }
-    fattn_svg_scatter(f, id, title, xa, ya, p, (size_t)n, refs, nrefs);
-    for (int k = 0; k < n; ++k) {
+    fattn_svg_scatter(f, id, title, xa, ya, p, nseries, refs, nrefs);
+    for (size_t k = 0; k < nseries; ++k) {
         free((void *)p[k].x), free((void *)p[k].y), free((void *)p[k].trial), free((void *)p[k].mark);
         free((void *)p[k].sx), free((void *)p[k].sy);
     }
     free(p);
+    free(names);
 }
 
 int fattn_html_params(FILE *f, const fattn_study_view *v, fattn_html_value *y, const fattn_axis *ya,

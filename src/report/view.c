@@ -45,6 +45,19 @@ static int by_count(const void *a, const void *b)
     return x->n != y->n ? (x->n < y->n) - (x->n > y->n) : strcmp(x->reason, y->reason);
 }
 
+/* The index of family `name` among the view's, added when new (a study
+ * holds at most FATTN_MAX_FAMILIES: one past that shares the last). */
+static int family_index(fattn_study_view *v, const char *name)
+{
+    for (int i = 0; i < v->nfamilies; ++i)
+        if (!strcmp(v->families[i], name))
+            return i;
+    if (v->nfamilies == FATTN_MAX_FAMILIES)
+        return FATTN_MAX_FAMILIES - 1;
+    snprintf(v->families[v->nfamilies], sizeof v->families[0], "%s", name);
+    return v->nfamilies++;
+}
+
 /* A parameter while the trials are read: its values as read, one per
  * tried trial (NaN: none), and the distinct ones. */
 typedef struct param_acc {
@@ -167,6 +180,7 @@ int fattn_study_view_load(fattn_store *s, long long id, int with_params, fattn_s
             .cache_hit = sqlite3_column_int(st, 15),
             .timed = !strcmp(status, "ok"),
             .marked = !strcmp(status, "rejected") || !strcmp(status, "error"),
+            .family = family_index(v, fattn_store_text(st, 16)),
             .key = fattn_xstrdup(fattn_store_text(st, 10)),
         };
     }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "space/family.h"
 #include "store/store.h"
 
 /* A trial the study tried. Values it lacks are NaN. */
@@ -21,6 +22,7 @@ typedef struct fattn_view_trial {
     int cache_hit;
     int timed;  /* status ok */
     int marked; /* rejected or an error (an error may not have compiled) */
+    int family; /* the index of its family in the view's families */
     char *key;
 } fattn_view_trial;
 
@@ -53,6 +55,10 @@ typedef struct fattn_study_view {
     size_t nbefore, nafter;
     fattn_view_param *params; /* with_params only */
     size_t nparams;
+    /* The families of its trials, in the order they first came (a study
+     * of several families: its plots show each in a colour of its own). */
+    char families[FATTN_MAX_FAMILIES][16];
+    int nfamilies;
 } fattn_study_view;
 
 /* Reads study `id` (which exists); with_params, its parameters too. */

@@ -108,7 +108,8 @@ static const struct {
     [FATTN_READ_REPORT_TRIALS] =
         {"SELECT t.id, t.status, t.reason, t.median_us, t.p10_us, t.p90_us, (julianday(t.created_at) - f.first) * "
          "86400.0, t.compile_ms, t.registers, t.params_json, t.config_key, (julianday(s.finished_at) - f.first) * "
-         "86400.0, t.spill_stores, t.smem_static + coalesce(t.smem_dynamic, 0), t.occupancy, t.cache_hit FROM trials "
+         "86400.0, t.spill_stores, t.smem_static + coalesce(t.smem_dynamic, 0), t.occupancy, t.cache_hit, "
+         "coalesce(t.family, s.family) FROM trials "
          "t JOIN studies s ON s.id = t.study_id, (SELECT min(julianday(created_at)) AS first "
          "FROM trials WHERE study_id = ?1) f WHERE t.study_id = ?1 ORDER BY t.seq",
          "trials"},

@@ -148,6 +148,10 @@ grep -q "$best" tuned.h || fail "the header is not of the best, $best"
 "$tool" export --db fattn.db --study 1 --kernel tuned.cu -o tuned2.h 2>err.txt || { cat err.txt >&2; fail "export --kernel"; }
 grep -q "$kernel, sha256" tuned.cu || fail "export --kernel: not the $fam family's kernel"
 "$tool" report --db fattn.db --study 1 -o report.html 2>err.txt || fail "report"
+# The trials plotted a series a family (each its colour and its best-so-far line).
+for f in mma wgmma; do
+    grep -q "data-series=\"study 1 (gp) $f\"" report.html || fail "the report has no series of the $f family"
+done
 echo "ok: every export format and the report of a two-family study (best $best, $fam)"
 
 # A dispatch table of it (its best: $fam) and an mma study at 1,4,256,64.

@@ -139,14 +139,16 @@ done
 [ "$(grep -c '^| 2,8,512,64 | bm.* | ok |' "$r")" = 8 ] || fail "numerics: the S=512 studies' best at 4 lengths each"
 grep -q "^\*\*Stages large large-causal numerics sanitizer sanitizer-large compare: every check held.\*\*" "$r" ||
     fail "large ... compare verdict"
-# Issue 33's stage: the pruned space searched per pair of the budget table,
-# confirmed (against cuDNN non-causal, the FA2-like configuration causal),
-# exported and compared (fake_compare.py speaks compare_sdpa.py --serve's
-# protocol), the table rewritten after each pair. Only configurations above
-# 48 KiB of shared memory, so that the confirmed best is one (the default
-# limit would refuse it).
-big=BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,STAGES=3,NUM_WARPS=4,UNROLL=1
-FATTN_CHECK_FILTER=$big FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET="$(scaled 8)s" \
+# Issues 33 and 52's stage: both families' spaces searched in one study per
+# pair of the budget table, confirmed (against cuDNN non-causal, the FA2-like
+# configuration causal), exported and compared (fake_compare.py speaks
+# compare_sdpa.py --serve's protocol), the table rewritten after each pair,
+# naming the winning family and each family's best. Small spaces of the two
+# families, the mma family's only above 48 KiB of shared memory, so that its
+# confirmed best is one (the default limit would refuse it).
+FATTN_CHECK_FILTER='' FATTN_SPEED_SPACE=$src/tests/data/space-speed-dry.json \
+    FATTN_SPEED_WGMMA_SPACE=$src/tests/data/space-wgmma-speed-dry.json FATTN_SPEED_SHAPES=2,8,512,64 \
+    FATTN_SPEED_CAUSAL='0 1' FATTN_SPEED_BUDGET="$(scaled 10)s" \
     FATTN_COMPARE_CMD="python3 $src/tests/scripts/fake_compare.py" "$src/scripts/device-check.sh" speed 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; fail "device-check.sh speed exited $?"; }
 { grep -q "^### 2,8,512,64 non-causal (search budget [0-9]* s)" "$r" && grep -q "^### 2,8,512,64 causal" "$r"; } || fail "speed: pairs"
@@ -154,14 +156,18 @@ FATTN_CHECK_FILTER=$big FATTN_SPEED_SHAPES=2,8,512,64 FATTN_SPEED_CAUSAL='0 1' F
 grep -q "^baseline: config:bm128-bn64-bk64-w4-s2-u1-cp1-sw1-h1" "$r" || fail "speed: causal confirm against the FA2-like config"
 grep -q "^\*\*Stages speed: every check held.\*\*" "$r" || fail "speed verdict"
 t=$work/out/speed-fake.md
-grep -q "^| 2,8,512,64 | none | \`bm64-bn128-bk64-w4-s3-u1-" "$t" || fail "speed table: non-causal row"
-grep -q "^| 2,8,512,64 | causal | \`bm64-bn128-bk64-w4-s3-u1-.* | FA2-like bm128-bn64-bk64-w4-s2-u1-cp1-sw1-h1: [0-9.]* \[" "$t" ||
+grep -Eq "^\| 2,8,512,64 \| none \| (mma \| \`bm64-bn128-bk64-w4-s3-u1-|wgmma \| \`wgmma-bm128-bn128-s3-rs1)" "$t" ||
+    fail "speed table: non-causal row"
+grep -Eq "^\| 2,8,512,64 \| causal \| (mma|wgmma) \| .* \| FA2-like bm128-bn64-bk64-w4-s2-u1-cp1-sw1-h1: [0-9.]* \[" "$t" ||
     fail "speed table: causal row"
+[ "$(grep -Ec '\| (mma|wgmma) [0-9.]+ \([0-9]+\); (mma|wgmma) [0-9.]+ \([0-9]+\) \|' "$t")" = 2 ] ||
+    fail "speed table: each family's best in both rows"
+grep -q "^| family | measured | best_us |" "$r" || fail "speed: the families' bests in the report"
 [ "$(grep -c '| complete | ' "$t")" = 2 ] || fail "speed table: a chain incomplete"
 grep -q "Every pair: search, confirm, export and compare complete" "$t" || fail "speed table verdict"
 smem=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["smem_bytes"])' "$work/out/speed-2-8-512-64.json")
 [ "$smem" -gt 49152 ] || fail "speed: the confirmed best has $smem B of shared memory, not above 48 KiB"
-grep -q "sanitizers skipped: .* they would check bm64-bn128-bk64" "$r" || fail "speed: the sanitizers' pick"
+grep -Eq "sanitizers skipped: .* they would check (bm64-bn128-bk64|wgmma-bm128-bn128)" "$r" || fail "speed: the sanitizers' pick"
 # The estimate covers the whole table in one device command.
 est=$(FATTN_CHECK_ESTIMATE=1 "$src/scripts/device-check.sh" speed | awk '{ print $2, $3 }')
 [ "${est#* }" = 12 ] && [ "${est% *}" -le 600 ] || fail "speed estimate: $est (12 pairs within 600 s wanted)"

@@ -37,6 +37,8 @@ grep -q "compile cache from $work/cache.db.xz" "$log" || fail "cache not unpacke
 # Every carried path's size, and the sum against the device tool's 64 MiB.
 [ "$(grep -c "carried: [^ ]* [0-9]* MiB ([0-9]* bytes)" "$log")" = 2 ] || fail "the build's and the cache's sizes not printed"
 grep -q "carried: [0-9]* MiB in all, of the 64 MiB the device tool carries" "$log" || fail "the carried total not printed"
+grep -q "estimated: first [0-9]* + env [0-9]* + compare [0-9]* + tune [0-9]* = [0-9]* s of the [0-9]* s left" "$log" ||
+    fail "the command's estimate not printed"
 m=$("$build/fattn-tune" -q query --db "$work/db/device.db" --format csv --sql "SELECT count(*) FROM compile_cache" | tail -1)
 [ "$m" = "$n" ] || fail "the stages' database holds $m cache entries, not $n"
 grep -q "^- ok: first: every step held" "$r" || fail "first did not run and hold"

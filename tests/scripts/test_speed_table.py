@@ -94,6 +94,15 @@ rows, ok = t.pair_table([pair(s, False)], [full])
 if not ok or "| complete |" not in rows[2] or "120 / 360 / 15 s" not in rows[2] or "| 1.50 |" not in rows[2] \
         or "| 2.17 |" not in rows[2] or "| 1.55 |" not in rows[2] or "| 179.0 |" not in rows[2]:
     failures.append(f"pair row: {rows}")
+# The winning family and each family's best: from the line, or the key's family.
+mixed = dict(pair(s, False, config="wgmma-bm128-bn128-s2-rs1"), family="wgmma",
+             families={"mma": {"best_us": 6.4, "measured": 30}, "wgmma": {"best_us": 6.05, "measured": 12}})
+rows, _ = t.pair_table([mixed, pair(s, True)], [])
+if "| wgmma | `wgmma-bm128-bn128-s2-rs1` |" not in rows[2] or "| wgmma 6.05 (12); mma 6.40 (30) |" not in rows[2] \
+        or "| mma | `bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1-kv2` |" not in rows[3] or "| - |" not in rows[3]:
+    failures.append(f"the families' columns: {rows}")
+if t.family_of({"config": "wgmma-bm64-bn64-s2-rs0"}) != "wgmma" or t.family_of({"config": "bm64-bn64"}) != "mma":
+    failures.append("family_of by key")
 for name, pairs, lines, word in (("not compared", [pair(s, False)], [], "not compared"),
                                  ("short confirm", [pair(s, False, n=40)], [full], "confirm with 40 samples"),
                                  ("disagree", [pair(s, False)], [dict(full, agree=False)], "disagrees"),
