@@ -68,6 +68,36 @@ static int study_table(fattn_store *s, long long study, FILE *f)
     fprintf(f, "<tr><th>hardware</th><td id=\"hardware\" class=\"%s\">", hw.proven ? "proven" : "unproven");
     fattn_html_escape(f, hwline);
     fputs("</td></tr>\n", f);
+    /* A study of several families: each other family's kernel and record. */
+    sqlite3_stmt *fs;
+    if (fattn_store_read(s, FATTN_READ_STUDY_FAMILIES, &(fattn_read_args){.id = study}, &fs)) {
+        sqlite3_finalize(st);
+        return FATTN_EFAIL;
+    }
+    int r;
+    while ((r = sqlite3_step(fs)) == SQLITE_ROW) {
+        const char *family = fattn_store_text(fs, 0), *hash = fattn_store_text(fs, 2);
+        if (!strcmp(family, fattn_store_text(st, 20)))
+            continue; /* the study's own, above */
+        fattn_hw_lookup(NULL, family, hash, &hw);
+        fattn_hw_describe(&hw, hwline, sizeof hwline);
+        fputs("<tr><th>kernel sha256 (", f);
+        fattn_html_escape(f, family);
+        fputs(")</th><td>", f);
+        fattn_html_escape(f, hash);
+        fputs("</td></tr>\n<tr><th>hardware (", f);
+        fattn_html_escape(f, family);
+        fprintf(f, ")</th><td class=\"hardware %s\" data-family=\"", hw.proven ? "proven" : "unproven");
+        fattn_html_escape(f, family);
+        fputs("\">", f);
+        fattn_html_escape(f, hwline);
+        fputs("</td></tr>\n", f);
+    }
+    sqlite3_finalize(fs);
+    if (r != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return fattn_store_fail(s, "cannot read the study's families");
+    }
     if (!strcmp(fattn_store_text(st, 3), "compile"))
         fprintf(f, "<tr><th>trials</th><td>%d stored</td></tr>\n</table>\n", sqlite3_column_int(st, 17));
     else

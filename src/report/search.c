@@ -38,6 +38,14 @@ void fattn_report_search(const fattn_search_report *rep, const char *strategy, c
                 sk->considered, sk->nsurvivors);
     }
     fprintf(f, "timing: %s\n", rep->method);
+    /* Each family's kernel source, proven on hardware or not (a family that
+     * never passed a device check is searched all the same: every trial is
+     * verified on the GPU). */
+    for (int k = 0; k < ts->n; ++k) {
+        char hw[FATTN_HW_LINE_MAX];
+        fattn_hw_describe(&rep->hw[k], hw, sizeof hw);
+        fprintf(f, "hardware: %s: %s\n", ts->t[k].space.fam->name, hw);
+    }
     fprintf(f, "%zu configurations: %zu rejected by the static gates, ", considered, considered - survivors - sim);
     if (sim)
         fprintf(f, "%zu skipped as the simulator found them defective, ", sim);

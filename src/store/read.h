@@ -94,7 +94,7 @@ enum fattn_read {
     /* search --resume, ?1 a study */
     FATTN_READ_RESUME_STUDY,
     FATTN_READ_RESUME_TRIALS,
-    FATTN_READ_RESUME_FAMILIES,
+    FATTN_READ_STUDY_FAMILIES,
     FATTN_READ_COUNT
 };
 

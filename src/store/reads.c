@@ -164,7 +164,7 @@ static const struct {
                        "t.validation_ms, t.benchmark_ms, t.strategy_ms FROM trials t WHERE t.study_id = ?1 AND "
                        "t.status <> 'compiled' ORDER BY t.seq",
                        "trials"},
-    /* tune/resume.c */
+    /* tune/resume.c; study_families also for report/report.c */
     [FATTN_READ_RESUME_STUDY] = {"SELECT command, status, args_json, space_hash, kernel_hash, coalesce(search_ms, 0), "
                                  "(SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE study_id = ?1) "
                                  "FROM studies WHERE id = ?1",
@@ -173,7 +173,7 @@ static const struct {
                                   "p90_us, tflops, gbps, coalesce(compile_ms, 0) + coalesce(run_ms, 0) "
                                   "FROM trials WHERE study_id = ?1 ORDER BY seq",
                                   "the study's trials"},
-    [FATTN_READ_RESUME_FAMILIES] =
+    [FATTN_READ_STUDY_FAMILIES] =
         {"SELECT family, space_hash, kernel_hash, limits_json FROM study_families WHERE study_id = ?1 "
          "ORDER BY position",
          "the study's families"},

@@ -125,7 +125,7 @@ static int load_families(fattn_store *s, long long id, fattn_resume *r)
 {
     sqlite3_stmt *st;
     int step;
-    if (fattn_store_read(s, FATTN_READ_RESUME_FAMILIES, &(fattn_read_args){.id = id}, &st))
+    if (fattn_store_read(s, FATTN_READ_STUDY_FAMILIES, &(fattn_read_args){.id = id}, &st))
         return FATTN_EFAIL;
     while ((step = sqlite3_step(st)) == SQLITE_ROW && r->nfam < FATTN_MAX_FAMILIES) {
         text(st, 0, r->fam[r->nfam].family, sizeof r->fam[0].family);

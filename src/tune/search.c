@@ -289,9 +289,11 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     for (int k = 1; k < nfam; ++k)
         r->ts.t[k].lim.input_sets = t0->lim.input_sets, r->ts.t[k].lim.mem_budget = t0->lim.mem_budget;
 
-    for (int k = 0; k < nfam; ++k)
+    for (int k = 0; k < nfam; ++k) {
         if ((rc = fattn_kernel_src_load(o->kernel_dir, r->ts.t[k].space.fam->kernel_file, &src[k])))
             goto out;
+        fattn_hw_lookup(o->kernel_dir, r->ts.t[k].space.fam->name, src[k].hash, &r->hw[k]);
+    }
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     /* Again: the timing sets are planned now, and the budget held to the GPU's memory. */

@@ -45,7 +45,8 @@ typedef struct fattn_search_report {
     /* Each family's static gates' verdicts, the simulator's skips among them. */
     fattn_space_verdicts sv[FATTN_MAX_FAMILIES];
     size_t sim_skipped[FATTN_MAX_FAMILIES];
-    fattn_notes notes; /* what was decided: the families a filter left out */
+    fattn_notes notes;                      /* what was decided: the families a filter left out */
+    fattn_hw_status hw[FATTN_MAX_FAMILIES]; /* each family's kernel source's hardware record */
     fattn_tune_progress p;
     int stop; /* enum fattn_tune_stop */
     char device[256], method[512];

@@ -71,6 +71,9 @@ for f in mma wgmma; do
         fail "the $f family's seeds did not run"
 done
 grep -q "^  wgmma  .*space-wgmma.json: 144 configurations, 40 survive$" resume.out || fail "the summary's families"
+for f in mma wgmma; do
+    grep -Eq "^hardware: $f: (un)?proven on hardware" resume.out || fail "the summary does not say whether $f is proven on hardware"
+done
 echo "ok: both families on record: $(sql "SELECT group_concat(family || ' ' || n, ', ') FROM (SELECT family, count(*) AS n FROM trials WHERE study_id = 1 AND run_ms IS NOT NULL GROUP BY family)") trials run"
 
 # The seed reproduces the schedule, the compile cache cold or warm (the
@@ -148,6 +151,8 @@ grep -q "$best" tuned.h || fail "the header is not of the best, $best"
 "$tool" export --db fattn.db --study 1 --kernel tuned.cu -o tuned2.h 2>err.txt || { cat err.txt >&2; fail "export --kernel"; }
 grep -q "$kernel, sha256" tuned.cu || fail "export --kernel: not the $fam family's kernel"
 "$tool" report --db fattn.db --study 1 -o report.html 2>err.txt || fail "report"
+grep -Eq '<th>hardware \(wgmma\)</th><td class="hardware (un)?proven" data-family="wgmma">' report.html ||
+    fail "the report does not say whether the wgmma family is proven on hardware"
 # The trials plotted a series a family (each its colour and its best-so-far line).
 for f in mma wgmma; do
     grep -q "data-series=\"study 1 (gp) $f\"" report.html || fail "the report has no series of the $f family"
