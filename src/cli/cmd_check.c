@@ -132,8 +132,22 @@ static int check_usage(const fattn_check_opts *o, fattn_target *t, fattn_targets
                            o->sample        ? "--sample"
                            : t->filter_text ? "--filter"
                                             : "--family");
-    if (o->nconfigs)
-        return fattn_target_finish(t, FATTN_NEED_SHAPE | (t->arch_name ? FATTN_NEED_ARCH : 0), "check");
+    if (o->nconfigs) {
+        int rc = fattn_target_finish(t, FATTN_NEED_SHAPE | (t->arch_name ? FATTN_NEED_ARCH : 0), "check");
+        /* Configurations of one family: gated under its limits, as its search gates them. */
+        const fattn_family *fam = NULL;
+        for (int i = 0; !rc && i < o->nconfigs; ++i) {
+            fattn_config cfg;
+            int was = fattn_error_set_quiet_thread(1), bad = fattn_config_parse(o->configs[i], "--config", &cfg);
+            fattn_error_set_quiet_thread(was);
+            if (bad || (fam && cfg.fam != fam)) /* a bad key is refused by the plan; mixed families keep the defaults */
+                return rc;
+            fam = cfg.fam;
+        }
+        if (!rc)
+            fattn_target_family_limits(t, fam);
+        return rc;
+    }
     return fattn_targets_finish(t, o->covering ? FATTN_NEED_ARCH : FATTN_NEED_SHAPE | FATTN_NEED_ARCH, NULL, NULL,
                                 "check", ts, notes);
 }
