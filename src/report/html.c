@@ -78,7 +78,8 @@ void fattn_html_trials(FILE *f, const char *id, const char *title, const fattn_s
             if (ns && v[k].n && sx[ns - 1] < last_x)
                 sx[ns] = last_x, sy[ns] = best, ++ns;
             if (nf > 1)
-                snprintf(names[si], sizeof names[si], "%s %s", v[k].name, v[k].families[fam]);
+                snprintf(names[si], sizeof names[si], "%s %s", v[k].name,
+                         v[k].families[fam] ? v[k].families[fam]->name : "(unknown family)");
             else
                 snprintf(names[si], sizeof names[si], "%s", v[k].name);
             p[si] = (fattn_points){names[si], px, py, trial, mark, np, sx, sy, ns};

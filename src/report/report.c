@@ -77,8 +77,8 @@ static int study_table(fattn_store *s, long long study, FILE *f)
     int r;
     while ((r = sqlite3_step(fs)) == SQLITE_ROW) {
         const char *family = fattn_store_text(fs, 0), *hash = fattn_store_text(fs, 2);
-        if (!strcmp(family, fattn_store_text(st, 20)))
-            continue; /* the study's own, above */
+        if (!strcmp(family, fattn_store_text(st, 20)) || !fattn_family_find(family))
+            continue; /* the study's own, above; or a family this build does not know */
         fattn_hw_lookup(NULL, family, hash, &hw);
         fattn_hw_describe(&hw, hwline, sizeof hwline);
         fputs("<tr><th>kernel sha256 (", f);

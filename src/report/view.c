@@ -46,15 +46,17 @@ static int by_count(const void *a, const void *b)
 }
 
 /* The index of family `name` among the view's, added when new (a study
- * holds at most FATTN_MAX_FAMILIES: one past that shares the last). */
+ * holds at most FATTN_MAX_FAMILIES: one past that shares the last); names
+ * this build does not know share one. */
 static int family_index(fattn_study_view *v, const char *name)
 {
+    const fattn_family *f = fattn_family_find(name);
     for (int i = 0; i < v->nfamilies; ++i)
-        if (!strcmp(v->families[i], name))
+        if (v->families[i] == f)
             return i;
     if (v->nfamilies == FATTN_MAX_FAMILIES)
         return FATTN_MAX_FAMILIES - 1;
-    snprintf(v->families[v->nfamilies], sizeof v->families[0], "%s", name);
+    v->families[v->nfamilies] = f;
     return v->nfamilies++;
 }
 

@@ -56,8 +56,9 @@ typedef struct fattn_study_view {
     fattn_view_param *params; /* with_params only */
     size_t nparams;
     /* The families of its trials, in the order they first came (a study
-     * of several families: its plots show each in a colour of its own). */
-    char families[FATTN_MAX_FAMILIES][16];
+     * of several families: its plots show each in a colour of its own);
+     * NULL: the trials of a family this build does not know, together. */
+    const fattn_family *families[FATTN_MAX_FAMILIES];
     int nfamilies;
 } fattn_study_view;
 
