@@ -317,13 +317,12 @@ int fattn_confirm_run(const fattn_confirm_opts *o, fattn_target *t, const fattn_
     snprintf(rep->arch, sizeof rep->arch, "%s", t->arch->name);
     m.samples = o->n;
     m.timing_salt = CONFIRM_SALT;
-    fattn_measure_plan(&m, t, gpu);
     if ((rc = fattn_cuda_include(&include)))
         goto out;
     for (int f = 0; f < st->nfam; ++f) {
-        const fattn_target *tf = f ? &fc[f].t : t;
-        if (f) /* the plan's input sets and memory budget, as the first family's */
-            fc[f].t.lim.input_sets = t->lim.input_sets, fc[f].t.lim.mem_budget = t->lim.mem_budget;
+        fattn_target *tf = f ? &fc[f].t : t;
+        if (fc[f].used) /* the first plans the timing sets, every family takes them */
+            fattn_measure_plan(&m, tf, gpu);
         fc[f].cc = (fattn_compile_ctx){.src = &fc[f].src,
                                        .cuda_include = include,
                                        .arch = tf->arch,

@@ -33,11 +33,7 @@ int fattn_export_landscape(fattn_store *s, long long study, const char *family, 
     }
     /* One family's: the study's one, or the one named among its several. */
     const char *families = (const char *)sqlite3_column_text(st, 10);
-    char names[256];
-    snprintf(names, sizeof names, "%s", families ? families : "");
-    int several = strchr(names, ',') != NULL, known = 0;
-    for (char *save = NULL, *f = strtok_r(names, ", ", &save); f && family; f = strtok_r(NULL, ", ", &save))
-        known |= !strcmp(f, family);
+    const int several = sqlite3_column_int(st, 11) > 1, known = sqlite3_column_int(st, 12) > 0;
     if ((several && !family) || (family && !known)) {
         int rc2 = family ? fattn_error(FATTN_EUSAGE,
                                        "query landscape --family %s: study %lld searched %s; expected one of them",

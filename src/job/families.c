@@ -14,12 +14,6 @@
 #include "util/paths.h"
 #include "util/strbuf.h"
 
-/* 1 when family f builds for arch a (a family built for sm_90a runs on sm_90 only). */
-static int runs_on(const fattn_family *f, const fattn_arch *a)
-{
-    return !f->arch_specific || a->sm == 90;
-}
-
 static int index_of(const fattn_family *const *fams, int n, const fattn_family *f)
 {
     for (int i = 0; i < n; ++i)
@@ -62,7 +56,7 @@ static int cannot_run(const fattn_family *f, const fattn_target *t, const char *
     char others[128] = "";
     size_t used = 0;
     for (int i = 0; fattn_families[i] && used < sizeof others; ++i)
-        if (fattn_families[i]->default_space && runs_on(fattn_families[i], t->arch))
+        if (fattn_families[i]->default_space && fattn_family_runs_on(fattn_families[i], t->arch))
             used += (size_t)snprintf(others + used, sizeof others - used, "%s%s", used ? ", " : "",
                                      fattn_families[i]->name);
     return fattn_error(FATTN_EUSAGE,
@@ -108,7 +102,7 @@ static int choose(fattn_target *base, const char *defaults, const char *defaults
                                    "--family %s: the %s family has no default space (it is not attention); pass "
                                    "--space FILE of it",
                                    base->family_text, named[i]->name);
-            if (base->arch && !runs_on(named[i], base->arch))
+            if (base->arch && !fattn_family_runs_on(named[i], base->arch))
                 return cannot_run(named[i], base, "--family", base->family_text);
             fams[*n] = named[i];
             paths[(*n)++] = NULL;
@@ -128,7 +122,8 @@ static int choose(fattn_target *base, const char *defaults, const char *defaults
         }
     } else if (!*n) { /* every attention family the arch runs */
         for (int i = 0; fattn_families[i] && *n < FATTN_MAX_FAMILIES; ++i)
-            if (fattn_families[i]->default_space && (!base->arch || runs_on(fattn_families[i], base->arch)))
+            if (fattn_families[i]->default_space
+                && (!base->arch || fattn_family_runs_on(fattn_families[i], base->arch)))
                 fams[*n] = fattn_families[i], paths[(*n)++] = NULL;
     }
     return FATTN_OK;

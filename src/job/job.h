@@ -122,6 +122,9 @@ void fattn_targets_release(fattn_targets *ts);
 /* "mma, wgmma": the targets' family names, into out. */
 void fattn_targets_names(const fattn_targets *ts, char *out, size_t n);
 
+/* 1 when family f runs on arch a (a family built for sm_90a, on sm_90 only). */
+int fattn_family_runs_on(const fattn_family *f, const fattn_arch *a);
+
 /* The limits family f needs that the user did not give (t->given): the
  * arch's opt-in shared memory for a family built for it (smem_optin). The
  * arch must be resolved. */

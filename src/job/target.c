@@ -97,13 +97,17 @@ int fattn_target_finish(fattn_target *t, int needs, const char *cmd)
                 || (rc = fattn_filter_check(&t->filter, t->filter_text, &t->space))))
             return rc;
     }
-    /* A family built for sm_90a runs on an sm_90 GPU only. */
-    if (t->space_loaded && t->arch && t->space.fam->arch_specific && t->arch->sm != 90)
+    if (t->space_loaded && t->arch && !fattn_family_runs_on(t->space.fam, t->arch))
         return fattn_error(FATTN_EUSAGE,
                            "%s: the %s family runs on sm_90 only (built for sm_90a); %s cannot run it: pass --arch "
                            "sm_90, or a space of the mma family",
                            t->space.label, t->space.fam->name, t->have_gpu ? "this GPU's arch" : t->arch->name);
     return FATTN_OK;
+}
+
+int fattn_family_runs_on(const fattn_family *f, const fattn_arch *a)
+{
+    return !f->arch_specific || a->sm == 90; /* built for sm_90a: an sm_90 GPU only */
 }
 
 void fattn_target_family_limits(fattn_target *t, const fattn_family *f)

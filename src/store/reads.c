@@ -97,7 +97,9 @@ static const struct {
     [FATTN_READ_LANDSCAPE_HEAD] = {"SELECT coalesce(device, 'none'), arch, batch, heads, seqlen, head_dim, causal, "
                                    "coalesce(timing_method, 'not timed'), family, command, (SELECT group_concat("
                                    "family, ', ') FROM (SELECT family FROM study_families WHERE study_id = ?1 ORDER "
-                                   "BY position)) FROM studies WHERE id = ?1",
+                                   "BY position)), (SELECT count(*) FROM study_families WHERE study_id = ?1), "
+                                   "(SELECT count(*) FROM study_families WHERE study_id = ?1 AND family = ?2) "
+                                   "FROM studies WHERE id = ?1",
                                    "the study"},
     /* One line per configuration: its last trial (a bare column beside max() comes from the max row). */
     [FATTN_READ_LANDSCAPE] = {"SELECT config_key, status, coalesce(reason, ''), median_us, p10_us, p90_us, max(seq) "

@@ -285,9 +285,8 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             resumed_limits(&r->ts.t[k], res->fam[k].limits_json);
     fattn_target *t0 = &r->ts.t[0];
     const uint64_t asked = t0->lim.mem_budget;
-    fattn_measure_plan(&m, t0, &gpu);
-    for (int k = 1; k < nfam; ++k)
-        r->ts.t[k].lim.input_sets = t0->lim.input_sets, r->ts.t[k].lim.mem_budget = t0->lim.mem_budget;
+    for (int k = 0; k < nfam; ++k) /* the first plans the timing sets, every family takes them */
+        fattn_measure_plan(&m, &r->ts.t[k], &gpu);
 
     for (int k = 0; k < nfam; ++k) {
         if ((rc = fattn_kernel_src_load(o->kernel_dir, r->ts.t[k].space.fam->kernel_file, &src[k])))
