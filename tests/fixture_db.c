@@ -9,6 +9,8 @@
  *                                markup), one rejected by the gates
  *   fixture_db version PATH N    set the schema version to N
  *   fixture_db foreign PATH      a SQLite database of another program
+ *   fixture_db migrate PATH      opens the database for writing: migrated
+ *                                to the latest schema, nothing else
  *   fixture_db sql PATH SQL      runs SQL on the database (a state no
  *                                command writes: a study as an older
  *                                fattn-tune left it)
@@ -184,7 +186,14 @@ int main(int argc, char **argv)
         return hostile_fixture(argv[2]);
     if (argc == 4 && strcmp(argv[1], "sql") == 0)
         return raw(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "migrate") == 0) {
+        fattn_store *s;
+        if (fattn_store_open(argv[2], FATTN_DB_UPDATE, &s))
+            return 99;
+        fattn_store_close(&s);
+        return 0;
+    }
     fprintf(stderr, "usage: fixture_db timed PATH | compiled PATH | version PATH N | foreign PATH | hostile PATH | "
-                    "sql PATH SQL\n");
+                    "sql PATH SQL | migrate PATH\n");
     return 99;
 }

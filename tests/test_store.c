@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/merge.h"
 #include "store/read.h"
 #include "store/schema.h"
 #include "store/store.h"
@@ -44,8 +45,10 @@ static void file_hash(const char *p, char out[65])
 static void raw_sql(const char *p, const char *sql)
 {
     sqlite3 *db;
-    if (sqlite3_open(p, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_open(p, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s: %s\n", p, sqlite3_errmsg(db));
         exit(T_HARNESS);
+    }
     sqlite3_close(db);
 }
 
@@ -55,6 +58,18 @@ static long long pragma(fattn_store *s, const char *sql)
     long long v = -1;
     if (sqlite3_prepare_v2(fattn_store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The first column of the first row as text (caller frees), or NULL. */
+static char *sql_text(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW
+        && sqlite3_column_text(st, 0))
+        v = strdup((const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return v;
 }
@@ -420,6 +435,174 @@ static void migration_families(void)
     fattn_store_close(&s);
 }
 
+static void migration_identities(void)
+{
+    /* A version-12 database with two studies and a simulator run: v13 gives
+     * each a UUID of its own, derived from the row (version 8), the same
+     * in a copy of the file; every row inserted later without one gets a
+     * random one (version 4) from the trigger. */
+    sqlite3 *db = old_db(path("v12.db"), 12);
+    if (sqlite3_exec(db,
+                     "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, head_dim, "
+                     "causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, space_hash, "
+                     "kernel_hash, limits_json) SELECT created_at, status, command, strategy, batch, heads, seqlen, "
+                     "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, space_hash, "
+                     "kernel_hash, limits_json FROM studies; "
+                     "INSERT INTO sim_runs (created_at, status, mode, command, kernel_hash, seed, tool_version) "
+                     "VALUES ('now', 'done', 'space', 'check', 'kh', 1, '0.1')",
+                     0, 0, 0))
+        exit(T_HARNESS);
+    sqlite3_close(db);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path("v12.db"), path("v12-copy.db"));
+    if (system(cmd) != 0)
+        exit(T_HARNESS);
+    fattn_store *s, *copy;
+    CHECK_INT(fattn_store_open(path("v12.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    CHECK_INT(fattn_store_open(path("v12-copy.db"), FATTN_DB_WRITE, &copy), FATTN_OK);
+    static const char same[] = "SELECT group_concat(uuid, ' ') FROM (SELECT uuid FROM studies UNION ALL SELECT "
+                               "uuid FROM sim_runs)";
+    char *mine = sql_text(fattn_store_db(s), same), *theirs = sql_text(fattn_store_db(copy), same);
+    CHECK(mine && theirs && strlen(mine) == 3 * 36 + 2 && !strcmp(mine, theirs));
+    free(mine);
+    free(theirs);
+    fattn_store_close(&copy);
+    static const char uuid_ok[] = " GLOB '[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-"
+                                  "[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[48][0-9a-f][0-9a-f][0-9a-f]-"
+                                  "[89ab][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]"
+                                  "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'";
+    char q[1024];
+    snprintf(q, sizeof q, "SELECT count(DISTINCT uuid) FROM studies WHERE uuid %s AND origin_db IS NULL", uuid_ok);
+    CHECK_INT(pragma(s, q), 2);
+    snprintf(q, sizeof q, "SELECT count(*) FROM sim_runs WHERE uuid %s", uuid_ok);
+    CHECK_INT(pragma(s, q), 1);
+    /* New rows: the trigger. */
+    CHECK_INT(fattn_store_exec(s, "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
+                                  "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, "
+                                  "cjson_version, space_hash, kernel_hash, limits_json) SELECT created_at, status, "
+                                  "command, strategy, batch, heads, seqlen, head_dim, causal, arch, tool_version, "
+                                  "nvrtc_version, sqlite_version, cjson_version, space_hash, kernel_hash, limits_json "
+                                  "FROM studies WHERE id = 1"),
+              FATTN_OK);
+    snprintf(q, sizeof q, "SELECT count(DISTINCT uuid) FROM studies WHERE uuid %s", uuid_ok);
+    CHECK_INT(pragma(s, q), 3);
+    CHECK_INT(pragma(s, "SELECT count(*) FROM studies WHERE substr(uuid, 15, 1) = '4' AND id = 3"), 1);
+    /* A UUID given is kept, and stays unique. */
+    CHECK_INT(fattn_store_exec(s, "UPDATE studies SET uuid = 'x' WHERE id = 3"), FATTN_OK);
+    fattn_error_set_quiet(1);
+    CHECK_INT(fattn_store_exec(s, "UPDATE studies SET uuid = 'x' WHERE id = 2"), FATTN_EFAIL);
+    fattn_store_close(&s);
+}
+
+static long long count_in(const char *p, const char *sql)
+{
+    fattn_store *s;
+    if (fattn_store_open(p, FATTN_DB_READ, &s))
+        return -2;
+    long long v = pragma(s, sql);
+    fattn_store_close(&s);
+    return v;
+}
+
+/* A trial as every schema version takes it (the mma parameters NOT NULL before version 10). */
+static const char trial_sql[] =
+    "INSERT INTO trials (study_id, seq, config_key, block_m, block_n, block_k, num_warps, stages, unroll, cp_async, "
+    "swizzle, half2, pad_bytes, copy_colmajor, status, created_at) VALUES (%d, %d, 'k%d', 64, 64, 32, 4, 2, 1, 1, 1, "
+    "1, 16, 0, 'ok', 'now')";
+
+/* merge over older schemas (1, before the simulator's tables; 6; 11, before
+ * study_families), merged twice; copies that differ (more trials win over
+ * more confirmations); references across studies resolved whichever input
+ * holds the copy taken. */
+static void merge_inputs(void)
+{
+    int versions[] = {1, 6, 11};
+    fattn_merge_input in[3] = {{0}};
+    for (int k = 0; k < 3; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "old-v%d.db", versions[k]);
+        sqlite3 *db = old_db(path(name), versions[k]);
+        char sql[640];
+        int n = snprintf(sql, sizeof sql, trial_sql, 1, 0, 0);
+        /* Each its own study (identical rows would be copies of one). */
+        snprintf(sql + n, sizeof sql - (size_t)n, "; UPDATE studies SET created_at = '2026-0%d-01T00:00:00Z'", k + 1);
+        if (sqlite3_exec(db, sql, 0, 0, 0)) {
+            fprintf(stderr, "%s: %s\n", name, sqlite3_errmsg(db));
+            exit(T_HARNESS);
+        }
+        sqlite3_close(db);
+        in[k].path = strdup(path(name));
+    }
+    CHECK_INT(fattn_merge(in, 3, path("merged-old.db"), NULL, NULL), FATTN_OK);
+    CHECK_INT(in[0].version, 1);
+    CHECK_INT(in[0].studies + in[1].studies + in[2].studies, 3);
+    CHECK_INT(count_in(path("merged-old.db"), "SELECT count(DISTINCT uuid) FROM studies"), 3);
+    CHECK_INT(count_in(path("merged-old.db"), "SELECT count(*) FROM trials t JOIN study_families f ON f.study_id = "
+                                              "t.study_id"),
+              3);
+    /* Merged again with one of them: nothing added. */
+    fattn_merge_input again[2] = {{.path = path("merged-old.db")}, {.path = in[1].path}};
+    CHECK_INT(fattn_merge(again, 2, path("merged-again.db"), NULL, NULL), FATTN_OK);
+    CHECK_INT(again[1].studies + again[1].trials, 0);
+    CHECK_INT(again[1].studies_elsewhere, 1);
+    CHECK_INT(count_in(path("merged-again.db"), "SELECT count(*) FROM studies"), 3);
+    for (int k = 0; k < 3; ++k)
+        free((char *)in[k].path);
+
+    /* P: study 1 (trials seq 0, 1) with a confirmation; study 2 whose
+     * confirmation's baseline is study 1's trial seq 1 and previous is
+     * study 1's confirmation. Q: a copy with one more trial in study 1 and
+     * no study 2. X, Y: copies of Q, X one trial further, Y two
+     * confirmations further. */
+    sqlite3_close(old_db(path("p.db"), 12)); /* then migrated: version 13's SQL needs fattn_uuid_of */
+    fattn_store *s;
+    CHECK_INT(fattn_store_open(path("p.db"), FATTN_DB_WRITE, &s), FATTN_OK);
+    fattn_store_close(&s);
+    raw_sql(path("p.db"), "INSERT INTO studies (created_at, status, command, strategy, batch, heads, seqlen, "
+                          "head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, cjson_version, "
+                          "space_hash, kernel_hash, limits_json) SELECT created_at, status, command, strategy, "
+                          "batch, heads, seqlen, head_dim, causal, arch, tool_version, nvrtc_version, sqlite_version, "
+                          "cjson_version, space_hash, kernel_hash, limits_json FROM studies WHERE id = 1;"
+                          "INSERT INTO trials (study_id, seq, config_key, status, created_at) VALUES "
+                          "(1, 0, 'a0', 'ok', 'now'), (1, 1, 'a1', 'ok', 'now'), (2, 0, 'b0', 'ok', 'now');"
+                          "INSERT INTO confirmations (study_id, created_at, config_key, baseline, n, trial_id) "
+                          "VALUES (1, 't1', 'a1', 'cudnn', 5, 2);"
+                          "INSERT INTO confirmations (study_id, created_at, config_key, baseline, n, trial_id, "
+                          "previous_id) VALUES (2, 't2', 'b0', 'trial:2', 5, 3, 1)");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path("p.db"), path("q.db"));
+    if (system(cmd) != 0)
+        exit(T_HARNESS);
+    raw_sql(path("q.db"), "DELETE FROM confirmations WHERE study_id = 2; DELETE FROM trials WHERE study_id = 2; "
+                          "DELETE FROM studies WHERE id = 2; INSERT INTO trials (study_id, seq, config_key, status, "
+                          "created_at) VALUES (1, 2, 'a2', 'ok', 'now')");
+    fattn_merge_input qp[2] = {{.path = path("q.db")}, {.path = path("p.db")}};
+    CHECK_INT(fattn_merge(qp, 2, path("qp.db"), NULL, NULL), FATTN_OK);
+    CHECK_INT(qp[0].studies * 10 + qp[1].studies, 11); /* study 1 from q, study 2 from p */
+    CHECK_INT(count_in(path("qp.db"), "SELECT count(*) FROM trials WHERE study_id = 1"), 3);
+    /* The baseline names the trial seq 1 of q's copy, previous its confirmation. */
+    CHECK_INT(count_in(path("qp.db"), "SELECT count(*) FROM confirmations c JOIN studies s ON s.id = c.study_id "
+                                      "JOIN trials t ON 'trial:' || t.id = c.baseline JOIN confirmations p ON p.id = "
+                                      "c.previous_id WHERE c.config_key = 'b0' AND t.config_key = 'a1' AND "
+                                      "p.config_key = 'a1' AND t.study_id = p.study_id AND t.study_id <> s.id"),
+              1);
+    CHECK_INT(count_in(path("qp.db"), "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s' '%s'", path("q.db"), path("x.db"), path("q.db"), path("y.db"));
+    if (system(cmd) != 0)
+        exit(T_HARNESS);
+    raw_sql(path("x.db"), "INSERT INTO trials (study_id, seq, config_key, status, created_at) VALUES "
+                          "(1, 3, 'a3', 'ok', 'now')");
+    raw_sql(path("y.db"), "INSERT INTO confirmations (study_id, created_at, config_key, baseline, n) VALUES "
+                          "(1, 't3', 'a0', 'cudnn', 5), (1, 't4', 'a0', 'cudnn', 5)");
+    fattn_merge_input yx[2] = {{.path = path("y.db")}, {.path = path("x.db")}};
+    CHECK_INT(fattn_merge(yx, 2, path("yx.db"), NULL, NULL), FATTN_OK);
+    CHECK_INT(yx[1].studies, 1);
+    CHECK_INT(yx[0].studies_elsewhere, 1);
+    CHECK_INT(count_in(path("yx.db"), "SELECT count(*) FROM trials"), 4);
+    CHECK_INT(count_in(path("yx.db"), "SELECT count(*) FROM confirmations"), 1);
+}
+
 /* A sink that counts what reaches it (fattn_store_user_sql). */
 typedef struct sql_count {
     int begun, ncols;
@@ -519,6 +702,8 @@ int main(void)
     T_RUN(migration_from_empty);
     T_RUN(migration_keeps_data);
     T_RUN(migration_families);
+    T_RUN(migration_identities);
+    T_RUN(merge_inputs);
     T_RUN(named_reads);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

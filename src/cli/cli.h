@@ -22,6 +22,7 @@
 
 typedef struct cli_common {
     const char *db_path;    /* --db, default FATTN_DEFAULT_DB (results/fattn.db): never NULL */
+    int db_given;           /* --db was given */
     int db_mode;            /* how the command opens it (its table entry): FATTN_DB_READ, _WRITE, _UPDATE */
     const char *kernel_dir; /* --kernel-dir, default see util/paths.h */
     int quiet;              /* -q: no progress, no notes */
@@ -162,5 +163,6 @@ int cmd_confirm(int argc, char **argv, cli_common *c);
 int cmd_bench(int argc, char **argv, cli_common *c);
 int cmd_report(int argc, char **argv, cli_common *c);
 int cmd_check(int argc, char **argv, cli_common *c);
+int cmd_merge(int argc, char **argv, cli_common *c);
 
 #endif

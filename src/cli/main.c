@@ -59,6 +59,7 @@ static const command commands[] = {
      "re-measure the best configurations against a baseline, with CIs"},
     {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_READS_DB, "measure one configuration, optionally beside cuDNN"},
     {"report", cmd_report, CMD_READS_DB, "write a study as a self-contained HTML page with plots"},
+    {"merge", cmd_merge, 0, "merge results databases into a new one (studies, confirmations, checks, cache)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -71,11 +72,13 @@ static void usage(FILE *f)
                "Commands:\n");
     for (const command *c = commands; c->name; ++c)
         fprintf(f, "  %-9s %s%s\n", c->name, c->summary, c->flags & CMD_NEEDS_GPU ? " [GPU]" : "");
-    fprintf(f, "  help      this text, or a command's: fattn-tune help gates\n"
-               "\n"
-               "space, gates, compile, check, query, export and report need no GPU. Run 'fattn-tune <command> --help' "
-               "for options.\n"
-               "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
+    fprintf(
+        f,
+        "  help      this text, or a command's: fattn-tune help gates\n"
+        "\n"
+        "space, gates, compile, check, query, export, report and merge need no GPU. Run 'fattn-tune <command> --help' "
+        "for options.\n"
+        "Exit status: 0 success, 1 failure, 2 usage error, 3 a regression (confirm --against previous).\n");
 }
 
 static const command *find_command(const char *name)
@@ -101,9 +104,10 @@ static int run(int argc, char **argv)
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             common.quiet = 1;
         } else if ((strcmp(a, "--db") == 0 || strcmp(a, "--kernel-dir") == 0) && i + 1 < argc) {
+            common.db_given |= a[2] == 'd';
             *(a[2] == 'd' ? &common.db_path : &common.kernel_dir) = argv[++i];
         } else if (strncmp(a, "--db=", 5) == 0) {
-            common.db_path = a + 5;
+            common.db_path = a + 5, common.db_given = 1;
         } else if (strncmp(a, "--kernel-dir=", 13) == 0) {
             common.kernel_dir = a + 13;
         } else {
@@ -144,8 +148,8 @@ static int run(int argc, char **argv)
     struct stat st;
     int had_default = stat(FATTN_DEFAULT_DB, &st) == 0;
     int rc = c->fn(argc - i, argv + i, &common);
-    if (!had_default && !common.quiet && !strcmp(common.db_path, FATTN_DEFAULT_DB)
-        && stat(FATTN_DEFAULT_DB, &st) == 0) {
+    if (!had_default && !common.quiet && c->flags & (CMD_WRITES_DB | CMD_UPDATES_DB)
+        && !strcmp(common.db_path, FATTN_DEFAULT_DB) && stat(FATTN_DEFAULT_DB, &st) == 0) {
         char *abs = realpath(FATTN_DEFAULT_DB, NULL);
         fprintf(stderr,
                 "fattn-tune: note: created the database %s (the default, in the working folder; --db PATH "

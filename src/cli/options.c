@@ -89,7 +89,7 @@ static int common_option(cli_common *c, int opt, const char *arg)
     case OPT_DB:
         if (!*arg)
             return fattn_error(FATTN_EUSAGE, "--db '': expected a database file's path, such as results/fattn.db");
-        c->db_path = arg;
+        c->db_path = arg, c->db_given = 1;
         return 1;
     case OPT_KERNEL_DIR: c->kernel_dir = arg; return 1;
     case 'q': c->quiet = 1; return 1;

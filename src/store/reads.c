@@ -14,6 +14,7 @@
 #include "gates/gates.h"
 #include "util/err.h"
 #include "util/misc.h"
+#include "util/sha256.h"
 
 /* The confirmations that speak for a study's kernel: measured on its arch
  * and its kernel source (confirm --allow-arch-change or --allow-kernel-change
@@ -224,9 +225,34 @@ static void reason_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_null(ctx);
 }
 
+/* fattn_uuid_of(TEXT): the name-based UUID of a text (RFC 9562's version 8,
+ * from the first 16 bytes of its SHA-256): the identity schema version 13
+ * gives a study or a simulator run recorded before it (schema.h). */
+static void uuid_of(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const unsigned char *text = sqlite3_value_text(argv[0]);
+    if (!text) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    fattn_sha256 c;
+    unsigned char d[32];
+    char hex[33], out[37];
+    fattn_sha256_init(&c);
+    fattn_sha256_update(&c, text, (size_t)sqlite3_value_bytes(argv[0]));
+    fattn_sha256_final(&c, d);
+    d[6] = (unsigned char)((d[6] & 0x0f) | 0x80);
+    d[8] = (unsigned char)((d[8] & 0x3f) | 0x80);
+    fattn_hex(d, 16, hex);
+    snprintf(out, sizeof out, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+    sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
+}
+
 void fattn_store_add_functions(sqlite3 *db)
 {
     static const int what = 0, fix = 1;
+    sqlite3_create_function(db, "fattn_uuid_of", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, uuid_of, NULL, NULL);
     sqlite3_create_function(db, "fattn_what", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&what, reason_text, NULL,
                             NULL);
     for (int n = 1; n <= 2; ++n)

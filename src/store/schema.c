@@ -6,6 +6,12 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+/* A random (version 4) UUID as SQL, e.g. 0b7c5e1a-3f2d-4c8e-9a41-6d2f0e7b9c13. */
+#define FATTN_SQL_UUID                                                                                                 \
+    "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || "                                       \
+    "substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random() % 4), 1) || "                      \
+    "substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))"
+
 static const char *const migrations[] = {
     NULL,
     /* v1: the foundation schema. */
@@ -353,6 +359,27 @@ static const char *const migrations[] = {
     "  FROM studies;\n"
     "ALTER TABLE trials ADD COLUMN family TEXT;\n"
     "UPDATE trials SET family = (SELECT family FROM studies WHERE studies.id = trials.study_id);\n",
+    /* v13: merging databases (fattn-tune merge, store/merge.h): every
+     * study and simulator run has a stable identity, a UUID, so that a
+     * study merged twice is copied once: a random one given on insert by
+     * a trigger, and for earlier rows one derived from what they hold
+     * (schema.h); a study merged from another database keeps where it
+     * came from (that file's path and the study's id there; NULL for a
+     * study that ran here). */
+    "ALTER TABLE studies ADD COLUMN uuid TEXT;\n"
+    "ALTER TABLE studies ADD COLUMN origin_db TEXT;\n"
+    "ALTER TABLE studies ADD COLUMN origin_id INTEGER;\n"
+    "ALTER TABLE sim_runs ADD COLUMN uuid TEXT;\n"
+    "UPDATE studies SET uuid = " FATTN_SQL_STUDY_UUID_OF ";\n"
+    "UPDATE sim_runs SET uuid = " FATTN_SQL_SIM_RUN_UUID_OF ";\n"
+    "CREATE UNIQUE INDEX studies_by_uuid ON studies (uuid);\n"
+    "CREATE UNIQUE INDEX sim_runs_by_uuid ON sim_runs (uuid);\n"
+    "CREATE TRIGGER studies_uuid AFTER INSERT ON studies WHEN new.uuid IS NULL BEGIN\n"
+    "  UPDATE studies SET uuid = " FATTN_SQL_UUID " WHERE id = new.id;\n"
+    "END;\n"
+    "CREATE TRIGGER sim_runs_uuid AFTER INSERT ON sim_runs WHEN new.uuid IS NULL BEGIN\n"
+    "  UPDATE sim_runs SET uuid = " FATTN_SQL_UUID " WHERE id = new.id;\n"
+    "END;\n",
 };
 
 int fattn_schema_latest(void)

@@ -8,6 +8,18 @@
 #ifndef FATTN_STORE_SCHEMA_H
 #define FATTN_STORE_SCHEMA_H
 
+/* The identity (a UUID) schema version 13 gives a study, or a simulator
+ * run, recorded before it: derived from what the row holds (its id, start
+ * time, command line, shape, arch, seed, space and kernel hashes, GPU), so
+ * that two copies of one older database give their studies the same
+ * identities (fattn-tune merge copies such a study once). Rows recorded
+ * since have a random one. SQL over the columns of studies, of sim_runs. */
+#define FATTN_SQL_STUDY_UUID_OF                                                                                        \
+    "fattn_uuid_of(json_array('study', id, created_at, command, argv, arch, batch, heads, seqlen, head_dim, causal, "  \
+    "seed, space_hash, kernel_hash, device))"
+#define FATTN_SQL_SIM_RUN_UUID_OF                                                                                      \
+    "fattn_uuid_of(json_array('sim_run', id, created_at, command, mode, kernel_hash, space_hash, arch, seed))"
+
 /* The latest version. */
 int fattn_schema_latest(void);
 

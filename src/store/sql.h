@@ -30,7 +30,8 @@ int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner,
                                const char *what);
 
 /* Adds the SQL functions every connection has: fattn_what(REASON) and
- * fattn_fix(REASON [, FAMILY]), a gate code's text and fix (reads.c). */
+ * fattn_fix(REASON [, FAMILY]), a gate code's text and fix, and
+ * fattn_uuid_of(TEXT), a text's name-based UUID (reads.c). */
 void fattn_store_add_functions(sqlite3 *db);
 
 #endif

@@ -25,6 +25,7 @@ struct fattn_store {
     sqlite3 *db;
     char *path;
     int mode;
+    int no_checkpoint; /* a source whose -wal was there before: left as found */
 };
 
 sqlite3 *fattn_store_db(fattn_store *s)
@@ -95,7 +96,7 @@ static int pragma_int(fattn_store *s, const char *sql, long long *out)
  * the file is intact: a writer refuses a damaged database (writing into it
  * can lose what it still holds), a reader warns that what it shows may be
  * incomplete or wrong. */
-static int intact(fattn_store *s, int reader)
+static int intact(fattn_store *s, int reader, int source)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
@@ -116,6 +117,11 @@ static int intact(fattn_store *s, int reader)
             fattn_warn("database %s is damaged (SQLite's quick_check: %s); what is shown may be incomplete or "
                        "wrong: restore a copy",
                        s->path, line);
+        else if (source)
+            rc = fattn_error(FATTN_EFAIL,
+                             "database %s is damaged (SQLite's quick_check: %s); nothing written: restore a copy, "
+                             "or leave it out",
+                             s->path, line);
         else
             rc = fattn_error(FATTN_EFAIL,
                              "database %s is damaged (SQLite's quick_check: %s); nothing written: restore a copy, "
@@ -221,6 +227,11 @@ static int connect(fattn_store *s, int immutable)
     }
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, 10000);
+    /* A source's -wal (a writer at work, or one killed) stays where it is:
+     * the last connection to close would otherwise checkpoint it into the
+     * file. */
+    if (s->no_checkpoint && sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL) != SQLITE_OK)
+        return fattn_store_fail(s, "cannot open it to copy from");
     fattn_store_add_functions(s->db);
     if (s->mode == FATTN_DB_READ && sqlite3_exec(s->db, "PRAGMA query_only = ON", NULL, NULL, NULL) != SQLITE_OK)
         return fattn_store_fail(s, "cannot open read-only");
@@ -271,8 +282,11 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
                            "database %s does not exist; run fattn-tune compile (or search) first, or "
                            "pass --db",
                            path);
+    int source = mode == FATTN_DB_SOURCE;
     if (mode == FATTN_DB_UPDATE)
         mode = FATTN_DB_WRITE;
+    if (source)
+        mode = FATTN_DB_READ;
     if (exists && S_ISDIR(st.st_mode))
         return fattn_error(FATTN_EFAIL, "database %s is a directory; expected a database file", path);
     if (mode == FATTN_DB_WRITE && !exists && fattn_make_parent_dir(path))
@@ -283,14 +297,17 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
 
     fattn_store *s = fattn_xcalloc(1, sizeof *s);
     s->path = fattn_xstrdup(path);
-    s->mode = mode;
+    s->mode = mode, s->no_checkpoint = source && wal_in_use(path);
     long long app = 0, version = 0, tables = 0;
     /* A WAL database the user cannot write (or whose folder they cannot
      * write) cannot be opened normally even for reading: SQLite needs its
      * -shm file. Reading, such a file is opened as immutable instead; the
      * first attempt stays quiet until it is known to be the answer. */
     int was_quiet = fattn_error_set_quiet_thread(1);
-    int bad = connect(s, mode == FATTN_DB_READ && !wal_in_use(path)) || read_header(s, &app, &version, &tables);
+    /* A source a writer may open meanwhile is not read immutable (a
+     * checkpoint during the copy would tear it). */
+    int immutable = mode == FATTN_DB_READ && !wal_in_use(path) && !(source && access(path, W_OK) == 0);
+    int bad = connect(s, immutable) || read_header(s, &app, &version, &tables);
     fattn_error_set_quiet_thread(was_quiet);
     if (bad) {
         int code = s->db ? sqlite3_extended_errcode(s->db) : SQLITE_NOMEM;
@@ -330,21 +347,21 @@ int fattn_store_open(const char *path, int mode, fattn_store **out)
                         path);
             goto fail;
         }
-        if (version < fattn_schema_latest()) {
+        if (version < fattn_schema_latest() && !source) {
             fattn_error(FATTN_EFAIL,
                         "database %s has schema version %lld; a writing command (fattn-tune compile) "
                         "upgrades it to %d",
                         path, version, fattn_schema_latest());
             goto fail;
         }
-        if (intact(s, 1)) /* a damaged one is read, with a warning */
+        if (intact(s, !source, source)) /* a damaged one is read, with a warning; not copied from */
             goto fail;
     } else {
         if (sqlite3_db_readonly(s->db, "main") == 1) {
             fattn_error(FATTN_EFAIL, "database %s is read-only; expected a writable file", path);
             goto fail;
         }
-        if (intact(s, 0) || migrate(s, version))
+        if (intact(s, 0, 0) || migrate(s, version))
             goto fail;
         if (set_wal(s) || fattn_store_exec(s, "PRAGMA synchronous = NORMAL"))
             goto fail;

@@ -38,8 +38,10 @@
 
 typedef struct fattn_store fattn_store;
 
-/* UPDATE: WRITE, but the file must exist already. */
-enum fattn_store_mode { FATTN_DB_READ, FATTN_DB_WRITE, FATTN_DB_UPDATE };
+/* UPDATE: WRITE, but the file must exist already. SOURCE: READ, of an
+ * older schema too (not migrated), and a damaged file refused rather than
+ * read with a warning: a database to copy from (fattn-tune merge). */
+enum fattn_store_mode { FATTN_DB_READ, FATTN_DB_WRITE, FATTN_DB_UPDATE, FATTN_DB_SOURCE };
 
 /* The schema version this build writes. */
 int fattn_store_schema_version(void);

@@ -57,6 +57,9 @@ setup_corrupt_db() { head -c 8192 /dev/urandom >fattn.db; }
 setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
 setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
 setup_negative_version_db() { setup_db; "$fixture" version fattn.db -3 || exit 99; }
+setup_newer_timed_db() { setup_timed_db; "$fixture" version fattn.db 99 || exit 99; }
+# A second database beside fattn.db (merge).
+setup_second_db() { "$fixture" timed second.db >/dev/null || exit 99; }
 setup_foreign_db() { "$fixture" foreign fattn.db || exit 99; }
 setup_readonly_db() { setup_db; chmod 444 fattn.db; }
 # Page 2's b-tree header zeroed: a damage SQLite's quick_check finds.
