@@ -22,16 +22,21 @@ asan_slowdown=$(awk -v f="$slowdown" 'BEGIN { print 3 * f }')
 
 scripts/bootstrap.sh build
 scripts/bootstrap.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false
+# slurm-wlm and munge: the campaign's Slurm scripts run on a single-node
+# cluster the `slurm` test starts as root (tests/cli/slurm.sh).
+. scripts/install-packages.sh
+install_packages test.sh slurm-wlm munge
 
 status=0
 FATTN_TEST_SLOWDOWN=$slowdown \
     meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier "$slowdown" || status=1
 # The ASan/UBSan build leaves out the `scripts` suite: it tests the device
-# scripts' plumbing (bash and Python), which the plain build has tested, and
-# under ASan it takes about 4 minutes of the 30 CI allows (device-check-dry
-# 158 s, device-session-dry 92 s at stop 30). The binary's paths those
-# scripts drive (fake engine, kill -9 and --resume, confirm, report, export)
-# run under ASan in the `cli` suite.
+# scripts' plumbing (bash and Python) and the campaign's Slurm scripts, which
+# the plain build has tested, and under ASan it takes about 4 minutes of the
+# 30 CI allows (device-check-dry 158 s, device-session-dry 92 s at stop 30).
+# The binary's paths those scripts drive (fake engine, kill -9 and --resume,
+# confirm, report, export, campaign, merge) run under ASan in the `cli`
+# suite.
 FATTN_TEST_SLOWDOWN=$asan_slowdown ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier "$asan_slowdown" \
     --no-suite scripts || status=1

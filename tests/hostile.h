@@ -10,8 +10,9 @@
  * can be made), each with timed trials and a rejected one, the first with a
  * confirmation and its samples. hostile_poison() then writes text into every
  * TEXT column of every table but the two whose values the code branches on
- * (trials.status, confirmation_samples.side) and the identities each row must
- * hold alone (the uuid columns, unique), and into trials.registers (an
+ * (trials.status, confirmation_samples.side), the identities (the uuid
+ * columns: unique, matched) and the campaign tables (no output shows
+ * them), and into trials.registers (an
  * INTEGER column the report prints, which SQLite lets hold text): column k
  * gets strings[k % n], but every config_key column gets the first one's
  * (confirmations name the trials they measured).
@@ -133,7 +134,8 @@ static inline char *hostile_columns(sqlite3 *db)
     static const char sql[] =
         "SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p WHERE m.type = 'table' AND "
         "m.name NOT LIKE 'sqlite_%' AND ((upper(p.type) = 'TEXT' AND NOT (m.name = 'trials' AND p.name = 'status') "
-        "AND NOT (m.name = 'confirmation_samples' AND p.name = 'side') AND p.name <> 'uuid') OR (m.name = 'trials' AND "
+        "AND NOT (m.name = 'confirmation_samples' AND p.name = 'side') AND p.name NOT IN ('uuid', 'campaign_uuid') AND "
+        "m.name NOT IN ('campaigns', 'campaign_rows')) OR (m.name = 'trials' AND "
         "p.name = "
         "'registers')) ORDER BY m.name, p.cid";
     sqlite3_stmt *st;

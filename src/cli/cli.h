@@ -78,6 +78,15 @@ enum {
     OPT_ALLOW_KERNEL_CHANGE,
     OPT_ALLOW_ARCH_CHANGE,
     OPT_FAMILY,
+    OPT_UUID,
+    OPT_CAMPAIGN_ROW,
+    OPT_DEVICES,
+    OPT_ROWS,
+    OPT_NEW,
+    OPT_CAMPAIGN,
+    OPT_EMIT,
+    OPT_GPUS_PER_TASK,
+    OPT_ROWS_PER_TASK,
 };
 
 /* The shared options a command takes beside its own and the common ones
@@ -164,5 +173,6 @@ int cmd_bench(int argc, char **argv, cli_common *c);
 int cmd_report(int argc, char **argv, cli_common *c);
 int cmd_check(int argc, char **argv, cli_common *c);
 int cmd_merge(int argc, char **argv, cli_common *c);
+int cmd_campaign(int argc, char **argv, cli_common *c);
 
 #endif

@@ -20,6 +20,7 @@ static const char help[] =
     "usage: fattn-tune export [--study N] [--format header|json|cubin|t4] [-o FILE] [--kernel FILE.cu]\n"
     "       fattn-tune export --study N --config KEY [--format header|json|cubin] [-o FILE]\n"
     "       fattn-tune export --study N --study M ... [-o FILE]\n"
+    "       fattn-tune export --campaign[=ID] [-o FILE]\n"
     "\n"
     "Writes a study's best configuration (default: the latest study): the configuration its\n"
     "confirmations found fastest (fattn-tune confirm), or before any confirmation its fastest timed\n"
@@ -36,6 +37,10 @@ static const char help[] =
     "\n"
     "  --study N            study id (see fattn-tune query studies); repeat it to export several\n"
     "                       studies (shapes) into one header with a table and fattn_tuned_lookup()\n"
+    "  --campaign[=ID]      the dispatch table of a campaign's bests (default: the latest campaign):\n"
+    "                       every row with a timed trial, keyed by shape, arch and GPU model\n"
+    "                       (fattn_tuned_lookup_gpu: an H100's and an H200's bests are both sm_90),\n"
+    "                       the rows left out or not done named on stderr\n"
     "  --config KEY         not the best: configuration KEY (a key or NAME=VALUE,...) as the study\n"
     "                       measured it, its fastest timed trial there (a tunable's effect beside the\n"
     "                       best, e.g. for scripts/compare_sdpa.py --variant)\n"
@@ -62,6 +67,8 @@ typedef struct export_opts {
     const char *output, *kernel;
     int allow_kernel;
     char config[FATTN_KEY_MAX]; /* --config, canonical; "" for the best */
+    int campaign_given;
+    long long campaign; /* --campaign=ID; 0: the latest */
 } export_opts;
 
 static int handle(void *ctx, int opt, const char *arg)
@@ -96,6 +103,7 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     }
     case OPT_ALLOW_KERNEL_CHANGE: o->allow_kernel = 1; return FATTN_OK;
+    case OPT_CAMPAIGN: o->campaign_given = 1; return arg ? cli_id("--campaign", arg, &o->campaign) : FATTN_OK;
     }
     return FATTN_EUSAGE;
 }
@@ -109,6 +117,7 @@ int cmd_export(int argc, char **argv, cli_common *c)
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"allow-kernel-change", no_argument, NULL, OPT_ALLOW_KERNEL_CHANGE},
         {"config", required_argument, NULL, OPT_CONFIG},
+        {"campaign", optional_argument, NULL, OPT_CAMPAIGN},
         {NULL, 0, NULL, 0},
     };
     export_opts o = {.format = FATTN_EXPORT_HEADER};
@@ -120,6 +129,9 @@ int cmd_export(int argc, char **argv, cli_common *c)
     rc = cli_parse(argc, argv, &(cli_spec){opts, "o:", 0, handle, help}, &o, c, NULL, NULL, NULL);
     if (rc)
         return rc > 0 ? FATTN_OK : rc;
+    if (o.campaign_given && (o.nstudies || o.format != FATTN_EXPORT_HEADER || o.config[0] || o.kernel))
+        return fattn_error(FATTN_EUSAGE, "--campaign writes the dispatch table of the campaign's studies as a header "
+                                         "(no --study, --format, --config or --kernel)");
     if (o.format == FATTN_EXPORT_CUBIN && fattn_outfile_is_stdout(o.output))
         return fattn_error(FATTN_EUSAGE, "export --format cubin writes binary: give -o FILE");
     if (o.nstudies > 1 && o.format != FATTN_EXPORT_HEADER)
@@ -145,6 +157,15 @@ int cmd_export(int argc, char **argv, cli_common *c)
         return fattn_error(FATTN_EUSAGE, "--kernel and -o name the same file '%s'", o.kernel);
     if ((rc = cli_open_db(c, &s)))
         goto out;
+    if (o.campaign_given) {
+        long long *ids = NULL;
+        int n = 0;
+        if (!(rc = fattn_store_campaign_studies(s, &o.campaign, &ids, &n, c->quiet ? NULL : stderr))
+            && !(rc = fattn_outfile_open(&out, o.output)))
+            rc = fattn_outfile_finish(&out, fattn_outfile_close(&out, fattn_export_dispatch(s, ids, n, out.f)));
+        free(ids);
+        goto out;
+    }
     if (o.kernel) {
         /* The kernel of the study's family. */
         const fattn_family *fam;

@@ -52,7 +52,10 @@ static void summary(const fattn_merge_input *in, int n, const char *out)
                r->confirmations, r->sim_runs);
         if (r->sim_runs_elsewhere)
             printf(" (%lld already from another copy)", r->sim_runs_elsewhere);
-        printf(", %lld new compile-cache entries\n", r->cache_entries);
+        printf(", %lld new compile-cache entries", r->cache_entries);
+        if (r->campaigns)
+            printf(", %lld campaign%s", r->campaigns, r->campaigns == 1 ? "" : "s");
+        printf("\n");
         studies += r->studies, trials += r->trials, confirmations += r->confirmations, runs += r->sim_runs;
         cache += r->cache_entries;
     }

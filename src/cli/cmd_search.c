@@ -26,11 +26,12 @@
 #include "tune/search.h"
 #include "util/err.h"
 #include "util/misc.h"
+#include "util/sha256.h"
 
 static const char help_head[] =
     "usage: fattn-tune search --shape B,H,S,D [--strategy NAME] [--trials N] [--budget DURATION]\n"
     "                         [--evaluator gpu|replay:FILE] [options]\n"
-    "       fattn-tune search --resume STUDY [--budget DURATION] [--trials N] [--jobs N]\n"
+    "       fattn-tune search --resume STUDY [--budget DURATION] [--trials N] [--jobs N] [--device N]\n"
     "\n"
     "Searches every attention family the GPU runs (sm_90: mma and wgmma; --family or --space to\n"
     "narrow it) in one study: each family's strategy models its own parameters, and a scheduler\n"
@@ -58,6 +59,8 @@ static const char help_head[] =
     "                       family: the study searches the landscapes' families unless --family or\n"
     "                       --space says which\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
+    "  --campaign-row UUID:ROW  the campaign row the study runs (fattn-tune campaign gives it, so that\n"
+    "                       a run again finds the row's study)\n"
     "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
     "                       contained); repeatable\n";
 
@@ -69,6 +72,7 @@ typedef struct search_opts {
     const char *budget_arg; /* --budget as given */
     unsigned skip;
     long long resume;
+    char *campaign_uuid_text; /* --campaign-row's UUID, owned */
 } search_opts;
 
 #define SEARCH_DEFAULTS                                                                                                \
@@ -104,6 +108,23 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
     case OPT_RESUME: return cli_id("--resume", arg, &o->resume);
+    case OPT_CAMPAIGN_ROW: {
+        /* UUID:ROW, as fattn-tune campaign gives it. */
+        const char *colon = strchr(arg, ':');
+        char uuid[40];
+        long row;
+        snprintf(uuid, sizeof uuid, "%.*s", colon ? (int)(colon - arg) : 0, arg);
+        if (!colon || colon - arg != 36 || !fattn_uuid_valid(uuid) || fattn_parse_long(colon + 1, 1, 10000, &row))
+            return fattn_error(FATTN_EUSAGE,
+                               "--campaign-row '%s': expected UUID:ROW (set by fattn-tune campaign), such as "
+                               "0b7c5e1a-3f2d-4c8e-9a41-6d2f0e7b9c13:2",
+                               arg);
+        free(o->campaign_uuid_text);
+        o->campaign_uuid_text = fattn_xstrndup(arg, 36);
+        o->run.campaign_uuid = o->campaign_uuid_text;
+        o->run.campaign_row = (int)row;
+        return FATTN_OK;
+    }
     }
     return FATTN_EUSAGE;
 }
@@ -138,6 +159,7 @@ static int resume_args(search_opts *o, fattn_target *t, cli_common *c, const str
     *merged = fattn_resume_argv(res, *argc, *argv, &n);
     fattn_target_release(t);
     fattn_target_init(t);
+    free(o->campaign_uuid_text);
     *o = (search_opts)SEARCH_DEFAULTS;
     fattn_measure_init(&o->run.measure);
     if ((rc = cli_parse(n, *merged, &(cli_spec){opts, "", CLI_TARGET | CLI_MEASURE, handle, help_head}, o, c, t,
@@ -172,6 +194,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
         {"resume", required_argument, NULL, OPT_RESUME},
+        {"campaign-row", required_argument, NULL, OPT_CAMPAIGN_ROW},
         {NULL, 0, NULL, 0},
     };
     search_opts o = SEARCH_DEFAULTS;
@@ -215,6 +238,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
                          "with: fattn-tune search --resume %lld%s",
                          r.p.tried, r.p.candidates, r.study, r.study, cli_db_option(c, dbopt, sizeof dbopt));
 out:
+    free(o.campaign_uuid_text);
     fattn_search_report_release(&r);
     fattn_resume_release(&res);
     free(merged);

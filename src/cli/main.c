@@ -59,6 +59,8 @@ static const command commands[] = {
      "re-measure the best configurations against a baseline, with CIs"},
     {"bench", cmd_bench, CMD_NEEDS_GPU | CMD_READS_DB, "measure one configuration, optionally beside cuDNN"},
     {"report", cmd_report, CMD_READS_DB, "write a study as a self-contained HTML page with plots"},
+    {"campaign", cmd_campaign, CMD_NEEDS_GPU | CMD_WRITES_DB,
+     "tune every shape of a file, a study per row, over the GPUs; resumable as a whole"},
     {"merge", cmd_merge, 0, "merge results databases into a new one (studies, confirmations, checks, cache)"},
     {NULL, NULL, 0, NULL},
 };

@@ -688,6 +688,17 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
     return rc;
 }
 
+/* The GPU model of a study's device, as the driver names it: a replayed
+ * study's device less its " (replayed)" mark; "" when none was recorded. */
+static void gpu_model(const char *device, char *out, size_t n)
+{
+    static const char mark[] = " (replayed)";
+    size_t len = device ? strlen(device) : 0, m = sizeof mark - 1;
+    if (len >= m && !strcmp(device + len - m, mark))
+        len -= m;
+    snprintf(out, n, "%.*s", (int)len, device ? device : "");
+}
+
 int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE *out)
 {
     best *b = fattn_xcalloc((size_t)n, sizeof *b);
@@ -699,13 +710,18 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         if (rc || (rc = fattn_study_exists(s, studies[loaded])))
             break;
         rc = load_best(s, studies[loaded], NULL, &b[loaded]);
-        for (int j = 0; !rc && j < loaded; ++j)
-            if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)) {
+        char gj[256], gl[256];
+        for (int j = 0; !rc && j < loaded; ++j) {
+            gpu_model(b[j].device, gj, sizeof gj);
+            gpu_model(b[loaded].device, gl, sizeof gl);
+            if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)
+                && !strcmp(gj, gl)) {
                 char shape[96];
                 fattn_shape_format(&b[j].shape, shape, sizeof shape);
-                rc = fattn_error(FATTN_EUSAGE, "studies %lld and %lld are both for %s on %s; export one of them",
-                                 b[j].study, b[loaded].study, shape, b[j].arch);
+                rc = fattn_error(FATTN_EUSAGE, "studies %lld and %lld are both for %s on %s%s%s; export one of them",
+                                 b[j].study, b[loaded].study, shape, b[j].arch, *gj ? ", " : "", gj);
             }
+        }
     }
     if (rc) {
         for (int i = 0; i < loaded; ++i)
@@ -750,12 +766,14 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
           " * The parameter fields block_m ... q_regs are the mma family's, 0 in another family's entry\n"
           " * (its parameters are in config and in the flags' -D options). fattn_tuned_lookup() finds the\n"
           " * entry of a shape: the exact shape, else the same head_dim, causality and arch with the\n"
-          " * nearest sequence length.\n */\n",
+          " * nearest sequence length; fattn_tuned_lookup_gpu() the same among a GPU model's entries first\n"
+          " * (entry.gpu: tables of several GPUs of one arch, fattn-tune export --campaign of merged runs).\n */\n",
           out);
     fputs("#ifndef FATTN_TUNED_DISPATCH_H\n#define FATTN_TUNED_DISPATCH_H\n\n#include <stddef.h>\n#include "
           "<string.h>\n\n",
           out);
     fputs("typedef struct fattn_tuned_entry {\n    int batch, heads, seqlen, head_dim, causal;\n    const char *arch;\n"
+          "    const char *gpu; /* the GPU model measured (cuDeviceGetName), \"\" when not recorded */\n"
           "    int block_m, block_n, block_k, num_warps, stages, unroll, cp_async, swizzle, half2, split_kv, q_regs;\n"
           "    int threads, smem_bytes;\n    double median_us;           /* as searched */\n"
           "    double confirmed_median_us; /* 0 when not confirmed */\n    const char *config;\n"
@@ -775,6 +793,10 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         fprintf(out, "    {%d, %d, %d, %d, %d, ", e->shape.batch, e->shape.heads, e->shape.seqlen, e->shape.head_dim,
                 e->shape.causal);
         fattn_c_string(out, e->arch);
+        char gpu[256];
+        gpu_model(e->device, gpu, sizeof gpu);
+        fputs(", ", out);
+        fattn_c_string(out, gpu);
         fprintf(out, ", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %u, %d, %.6g, %.6g, ", v[FATTN_P_BLOCK_M],
                 v[FATTN_P_BLOCK_N], v[FATTN_P_BLOCK_K], v[FATTN_P_NUM_WARPS], v[FATTN_P_STAGES], v[FATTN_P_UNROLL],
                 v[FATTN_P_CP_ASYNC], v[FATTN_P_SWIZZLE], v[FATTN_P_HALF2], v[FATTN_P_SPLIT_KV], v[FATTN_P_Q_REGS],
@@ -787,20 +809,36 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                 needs_host_setup(&l));
     }
     fputs("};\n\n", out);
-    fputs("/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"
-          " * with the same head_dim and causality; NULL when there is none. */\n"
-          "static inline const fattn_tuned_entry *fattn_tuned_lookup(const char *arch, int batch, int heads, int "
-          "seqlen,\n                                                         int head_dim, int causal)\n{\n"
-          "    const fattn_tuned_entry *best = NULL;\n    long best_gap = -1;\n"
-          "    for (size_t i = 0; i < sizeof fattn_tuned_table / sizeof fattn_tuned_table[0]; ++i) {\n"
-          "        const fattn_tuned_entry *e = &fattn_tuned_table[i];\n"
-          "        if (strcmp(e->arch, arch) != 0 || e->head_dim != head_dim || e->causal != causal)\n"
-          "            continue;\n"
-          "        if (e->batch == batch && e->heads == heads && e->seqlen == seqlen)\n            return e;\n"
-          "        long gap = e->seqlen > seqlen ? (long)e->seqlen - seqlen : (long)seqlen - e->seqlen;\n"
-          "        if (best_gap < 0 || gap < best_gap)\n            best = e, best_gap = gap;\n    }\n"
-          "    return best;\n}\n\n#endif /* FATTN_TUNED_DISPATCH_H */\n",
-          out);
+    fputs(
+        "/* The entry for a shape on `arch` (\"sm_90\"): the exact shape, else the nearest sequence length\n"
+        " * with the same head_dim and causality; NULL when there is none. */\n"
+        "static inline const fattn_tuned_entry *fattn_tuned_lookup(const char *arch, int batch, int heads, int "
+        "seqlen,\n                                                         int head_dim, int causal)\n{\n"
+        "    const fattn_tuned_entry *best = NULL;\n    long best_gap = -1;\n"
+        "    for (size_t i = 0; i < sizeof fattn_tuned_table / sizeof fattn_tuned_table[0]; ++i) {\n"
+        "        const fattn_tuned_entry *e = &fattn_tuned_table[i];\n"
+        "        if (strcmp(e->arch, arch) != 0 || e->head_dim != head_dim || e->causal != causal)\n"
+        "            continue;\n"
+        "        if (e->batch == batch && e->heads == heads && e->seqlen == seqlen)\n            return e;\n"
+        "        long gap = e->seqlen > seqlen ? (long)e->seqlen - seqlen : (long)seqlen - e->seqlen;\n"
+        "        if (best_gap < 0 || gap < best_gap)\n            best = e, best_gap = gap;\n    }\n"
+        "    return best;\n}\n\n"
+        "/* The same on a GPU model (cuDeviceGetName, e.g. \"NVIDIA H100 80GB HBM3\"): its entries first (an\n"
+        " * H100's and an H200's are both sm_90), else fattn_tuned_lookup()'s. */\n"
+        "static inline const fattn_tuned_entry *fattn_tuned_lookup_gpu(const char *gpu, const char *arch, int batch,\n"
+        "                                                             int heads, int seqlen, int head_dim, int "
+        "causal)\n"
+        "{\n    const fattn_tuned_entry *best = NULL;\n    long best_gap = -1;\n"
+        "    for (size_t i = 0; i < sizeof fattn_tuned_table / sizeof fattn_tuned_table[0]; ++i) {\n"
+        "        const fattn_tuned_entry *e = &fattn_tuned_table[i];\n"
+        "        if (strcmp(e->gpu, gpu) != 0 || strcmp(e->arch, arch) != 0 || e->head_dim != head_dim ||\n"
+        "            e->causal != causal)\n            continue;\n"
+        "        if (e->batch == batch && e->heads == heads && e->seqlen == seqlen)\n            return e;\n"
+        "        long gap = e->seqlen > seqlen ? (long)e->seqlen - seqlen : (long)seqlen - e->seqlen;\n"
+        "        if (best_gap < 0 || gap < best_gap)\n            best = e, best_gap = gap;\n    }\n"
+        "    return best ? best : fattn_tuned_lookup(arch, batch, heads, seqlen, head_dim, causal);\n}\n\n"
+        "#endif /* FATTN_TUNED_DISPATCH_H */\n",
+        out);
     for (int i = 0; i < n; ++i)
         best_release(&b[i]);
     free(b);

@@ -22,8 +22,8 @@
 /* The tables merge copies; a table of the schema missing here is refused
  * (a migration that adds one must say how it is merged). */
 static const char *const known_tables[] = {
-    "studies",       "study_families", "trials",     "samples", "confirmations", "confirmation_samples",
-    "compile_cache", "sim_runs",       "sim_checks", NULL,
+    "studies",       "study_families", "trials",     "samples",   "confirmations", "confirmation_samples",
+    "compile_cache", "sim_runs",       "sim_checks", "campaigns", "campaign_rows", NULL,
 };
 
 /* A study or a simulator run of an input: its identity, and how far it got
@@ -256,12 +256,14 @@ static int fill_chosen(fattn_store *o, const char *table, const idents *l, int i
 static const char maps_sql[] = "DROP TABLE IF EXISTS temp.chosen_studies; DROP TABLE IF EXISTS temp.chosen_runs;\n"
                                "DROP TABLE IF EXISTS temp.study_map; DROP TABLE IF EXISTS temp.trial_map;\n"
                                "DROP TABLE IF EXISTS temp.conf_map; DROP TABLE IF EXISTS temp.run_map;\n"
+                               "DROP TABLE IF EXISTS temp.campaign_map;\n"
                                "CREATE TEMP TABLE chosen_studies (old INTEGER PRIMARY KEY);\n"
                                "CREATE TEMP TABLE chosen_runs (old INTEGER PRIMARY KEY);\n"
                                "CREATE TEMP TABLE study_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n"
                                "CREATE TEMP TABLE trial_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n"
                                "CREATE TEMP TABLE conf_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n"
-                               "CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n";
+                               "CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n"
+                               "CREATE TEMP TABLE campaign_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);\n";
 
 static const char fill_maps_sql[] =
     "INSERT INTO temp.study_map SELECT id, (SELECT ifnull(max(id), 0) FROM main.studies) + row_number() OVER "
@@ -271,7 +273,10 @@ static const char fill_maps_sql[] =
     "INSERT INTO temp.conf_map SELECT id, (SELECT ifnull(max(id), 0) FROM main.confirmations) + row_number() OVER "
     "(ORDER BY id) FROM src.confirmations WHERE study_id IN (SELECT old FROM temp.study_map);\n"
     "INSERT INTO temp.run_map SELECT id, (SELECT ifnull(max(id), 0) FROM main.sim_runs) + row_number() OVER "
-    "(ORDER BY id) FROM src.sim_runs WHERE id IN (SELECT old FROM temp.chosen_runs);\n";
+    "(ORDER BY id) FROM src.sim_runs WHERE id IN (SELECT old FROM temp.chosen_runs);\n"
+    /* A campaign is its file and arguments, the same in every copy: the first is taken. */
+    "INSERT INTO temp.campaign_map SELECT id, (SELECT ifnull(max(id), 0) FROM main.campaigns) + row_number() OVER "
+    "(ORDER BY id) FROM src.campaigns WHERE uuid NOT IN (SELECT uuid FROM main.campaigns);\n";
 
 /* What each copied confirmation names outside its own row: its baseline's
  * trial ("trial:ID", a trial of any study of the shape and arch) and the
@@ -316,6 +321,8 @@ static int copy_input(fattn_store *o, fattn_merge_input *in, int i, const idents
     const colmap conf_sample_cols[] = {{"confirmation_id", "cm.new"}, {NULL, NULL}};
     const colmap run_cols[] = {{"id", "rm.new"}, {NULL, NULL}};
     const colmap check_cols[] = {{"id", NULL}, {"run_id", "rm.new"}, {NULL, NULL}};
+    const colmap campaign_cols[] = {{"id", "cpm.new"}, {NULL, NULL}};
+    const colmap campaign_row_cols[] = {{"campaign_id", "cpm.new"}, {NULL, NULL}};
     long long ignored;
     fattn_merge_input *r = &in[i];
     int rc = fattn_store_begin(o);
@@ -350,6 +357,10 @@ static int copy_input(fattn_store *o, fattn_merge_input *in, int i, const idents
                  || copy_rows(o, "INSERT", "sim_checks", check_cols,
                               "JOIN temp.run_map rm ON rm.old = t.run_id ORDER BY rm.new, t.seq", &r->sim_checks)
                  || copy_rows(o, "INSERT OR IGNORE", "compile_cache", NULL, "ORDER BY t.rowid", &r->cache_entries)
+                 || copy_rows(o, "INSERT", "campaigns", campaign_cols,
+                              "JOIN temp.campaign_map cpm ON cpm.old = t.id ORDER BY cpm.new", &r->campaigns)
+                 || copy_rows(o, "INSERT", "campaign_rows", campaign_row_cols,
+                              "JOIN temp.campaign_map cpm ON cpm.old = t.campaign_id ORDER BY cpm.new, t.row", &ignored)
              ? FATTN_EFAIL
              : fattn_store_commit(o);
     sqlite3_free(origin);

@@ -3,8 +3,9 @@
  *
  * Every study of the inputs, with its families, trials (rejections
  * included), timing samples, confirmations and their samples; every
- * simulator run with its checks; and the compile cache: copied into a new
- * database, with new ids, in the order the inputs are named. A study keeps
+ * simulator run with its checks; every campaign with its rows (one found
+ * in several inputs, by its UUID, once); and the compile cache: copied into
+ * a new database, with new ids, in the order the inputs are named. A study keeps
  * its GPU, arch and kernel source hash, and says where it came from
  * (studies.origin_db, origin_id: the first database it was merged from, as
  * an absolute path, and its id there).
@@ -39,6 +40,7 @@ typedef struct fattn_merge_input {
     long long trials, samples, confirmations;
     long long sim_runs, sim_runs_elsewhere, sim_checks;
     long long cache_entries; /* compile-cache entries new to the output */
+    long long campaigns;     /* campaigns new to the output */
 } fattn_merge_input;
 
 /* Merges inputs[0..n) into `out`, a path that must not exist. Notes (the

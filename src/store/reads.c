@@ -168,10 +168,11 @@ static const struct {
                        "t.status <> 'compiled' ORDER BY t.seq",
                        "trials"},
     /* tune/resume.c; study_families also for report/report.c */
-    [FATTN_READ_RESUME_STUDY] = {"SELECT command, status, args_json, space_hash, kernel_hash, coalesce(search_ms, 0), "
-                                 "(SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE study_id = ?1) "
-                                 "FROM studies WHERE id = ?1",
-                                 "the study"},
+    [FATTN_READ_RESUME_STUDY] =
+        {"SELECT command, status, args_json, space_hash, kernel_hash, coalesce(search_ms, 0), "
+         "(SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE study_id = ?1), device, evaluator "
+         "FROM studies WHERE id = ?1",
+         "the study"},
     [FATTN_READ_RESUME_TRIALS] = {"SELECT id, config_key, status, reason, run_ms IS NOT NULL, median_us, p10_us, "
                                   "p90_us, tflops, gbps, coalesce(compile_ms, 0) + coalesce(run_ms, 0) "
                                   "FROM trials WHERE study_id = ?1 ORDER BY seq",
@@ -232,20 +233,12 @@ static void uuid_of(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     const unsigned char *text = sqlite3_value_text(argv[0]);
+    char out[37];
     if (!text) {
         sqlite3_result_null(ctx);
         return;
     }
-    fattn_sha256 c;
-    unsigned char d[32];
-    char hex[33], out[37];
-    fattn_sha256_init(&c);
-    fattn_sha256_update(&c, text, (size_t)sqlite3_value_bytes(argv[0]));
-    fattn_sha256_final(&c, d);
-    d[6] = (unsigned char)((d[6] & 0x0f) | 0x80);
-    d[8] = (unsigned char)((d[8] & 0x3f) | 0x80);
-    fattn_hex(d, 16, hex);
-    snprintf(out, sizeof out, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+    fattn_uuid_of(text, (size_t)sqlite3_value_bytes(argv[0]), out);
     sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 

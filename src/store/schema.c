@@ -6,12 +6,6 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-/* A random (version 4) UUID as SQL, e.g. 0b7c5e1a-3f2d-4c8e-9a41-6d2f0e7b9c13. */
-#define FATTN_SQL_UUID                                                                                                 \
-    "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || "                                       \
-    "substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random() % 4), 1) || "                      \
-    "substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))"
-
 static const char *const migrations[] = {
     NULL,
     /* v1: the foundation schema. */
@@ -375,11 +369,46 @@ static const char *const migrations[] = {
     "CREATE UNIQUE INDEX studies_by_uuid ON studies (uuid);\n"
     "CREATE UNIQUE INDEX sim_runs_by_uuid ON sim_runs (uuid);\n"
     "CREATE TRIGGER studies_uuid AFTER INSERT ON studies WHEN new.uuid IS NULL BEGIN\n"
-    "  UPDATE studies SET uuid = " FATTN_SQL_UUID " WHERE id = new.id;\n"
+    "  UPDATE studies SET uuid = " FATTN_SQL_RANDOM_UUID " WHERE id = new.id;\n"
     "END;\n"
     "CREATE TRIGGER sim_runs_uuid AFTER INSERT ON sim_runs WHEN new.uuid IS NULL BEGIN\n"
-    "  UPDATE sim_runs SET uuid = " FATTN_SQL_UUID " WHERE id = new.id;\n"
+    "  UPDATE sim_runs SET uuid = " FATTN_SQL_RANDOM_UUID " WHERE id = new.id;\n"
     "END;\n",
+    /* v14: campaigns (fattn-tune campaign, campaign/campaign.h): a file of
+     * shapes, each row a study per GPU model. A study run for a campaign's
+     * row says so (studies.campaign_uuid, campaign_row), so that a run
+     * again, another process or a merged database finds the row's study
+     * on each GPU model. search_args: the arguments every row's study was
+     * given besides its own. */
+    "CREATE TABLE campaigns (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  uuid TEXT NOT NULL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  path TEXT,\n"
+    "  file_sha256 TEXT NOT NULL,\n"
+    "  file_text TEXT NOT NULL,\n"
+    "  search_args TEXT NOT NULL,\n"
+    "  argv TEXT\n"
+    ");\n"
+    "CREATE UNIQUE INDEX campaigns_by_uuid ON campaigns (uuid);\n"
+    "CREATE TABLE campaign_rows (\n"
+    "  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),\n"
+    "  row INTEGER NOT NULL,\n"
+    "  line INTEGER NOT NULL,\n"
+    "  name TEXT,\n"
+    "  batch INTEGER NOT NULL,\n"
+    "  heads INTEGER NOT NULL,\n"
+    "  seqlen INTEGER NOT NULL,\n"
+    "  head_dim INTEGER NOT NULL,\n"
+    "  causal INTEGER NOT NULL,\n"
+    "  budget TEXT,\n"
+    "  trials INTEGER,\n"
+    "  evaluator TEXT,\n"
+    "  PRIMARY KEY (campaign_id, row)\n"
+    ");\n"
+    "ALTER TABLE studies ADD COLUMN campaign_uuid TEXT;\n"
+    "ALTER TABLE studies ADD COLUMN campaign_row INTEGER;\n"
+    "CREATE INDEX studies_by_campaign ON studies (campaign_uuid, campaign_row);\n",
 };
 
 int fattn_schema_latest(void)

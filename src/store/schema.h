@@ -20,6 +20,12 @@
 #define FATTN_SQL_SIM_RUN_UUID_OF                                                                                      \
     "fattn_uuid_of(json_array('sim_run', id, created_at, command, mode, kernel_hash, space_hash, arch, seed))"
 
+/* A random (version 4) UUID as SQL, e.g. 0b7c5e1a-3f2d-4c8e-9a41-6d2f0e7b9c13. */
+#define FATTN_SQL_RANDOM_UUID                                                                                          \
+    "(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || "                                       \
+    "substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random() % 4), 1) || "                      \
+    "substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))"
+
 /* The latest version. */
 int fattn_schema_latest(void);
 

@@ -467,9 +467,9 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
         "INSERT INTO studies (created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, causal, "
         "arch, device, device_json, tool_version, nvrtc_version, driver_version, sqlite_version, cjson_version, "
         "space_path, space_hash, space_json, kernel_hash, limits_json, argv, evaluator, timing_method, args_json, "
-        "runner, family) "
+        "runner, family, campaign_uuid, campaign_row) "
         "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)";
     sqlite3_stmt *st;
     char now[32], cjson[32], runner[320];
     if (fattn_store_exec(s, "SAVEPOINT study_begin"))
@@ -511,6 +511,11 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     fattn_store_bind_text(st, 26, r->args_json);
     fattn_store_bind_text(st, 27, fattn_process_tag(0, runner, sizeof runner) ? NULL : runner);
     fattn_store_bind_text(st, 28, r->family ? r->family : fattn_families[0]->name);
+    fattn_store_bind_text(st, 29, r->campaign_uuid);
+    if (r->campaign_uuid)
+        sqlite3_bind_int(st, 30, r->campaign_row);
+    else
+        sqlite3_bind_null(st, 30);
     int rc = fattn_store_step_done(s, st, "cannot record the study");
     *id = sqlite3_last_insert_rowid(s->db);
     const fattn_study_family one = {r->family ? r->family : fattn_families[0]->name,

@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "compile/cache.h"
 #include "compile/postgates.h"
@@ -100,7 +101,9 @@ typedef struct fattn_study_rec {
     const char *evaluator;     /* "gpu", "replay"; NULL offline */
     const char *timing_method; /* NULL offline */
     const char *args_json;     /* search: its arguments, for --resume */
-    const char *family;        /* the kernel family's name; NULL: the default (mma) */
+    const char *campaign_uuid; /* the campaign whose row it runs (NULL: none) */
+    int campaign_row;
+    const char *family; /* the kernel family's name; NULL: the default (mma) */
     /* A study over several families: each (the first the one above); 0:
      * the one family above alone. */
     const fattn_study_family *families;
@@ -147,6 +150,45 @@ int fattn_store_each_trial(fattn_store *s, long long id,
                            void (*fn)(void *arg, const char *key, const char *status, const char *reason,
                                       int has_registers),
                            void *arg, long long *next_seq);
+
+/* The newest study of campaign `campaign_uuid`'s row `row` measured on GPU
+ * model `gpu` (the device less a " (replayed)" mark; NULL: any): *id 0
+ * when none; its status and runner ("" when none). */
+int fattn_store_campaign_row_study(fattn_store *s, const char *campaign_uuid, int row, const char *gpu, long long *id,
+                                   char *status, size_t nstatus, char *runner, size_t nrunner);
+
+/* Campaigns (schema version 14, campaigns.c): a file of shapes, a study
+ * per row and GPU model, each study naming its campaign and row. */
+typedef struct fattn_campaign_row_rec {
+    int row, line; /* 1-based; the row's line in the file (JSON: its index + 1) */
+    const char *name;
+    fattn_shape shape;
+    const char *budget;    /* as written; NULL: none */
+    long trials;           /* 0: none */
+    const char *evaluator; /* NULL: the GPU */
+} fattn_campaign_row_rec;
+
+typedef struct fattn_campaign_rec {
+    const char *uuid; /* NULL: a random one */
+    const char *path, *file_sha256, *file_text, *search_args, *argv;
+    fattn_campaign_row_rec *rows;
+    int nrows;
+} fattn_campaign_rec;
+
+/* The campaign to go on with: the one of `uuid` when given (refused when
+ * it was made from another file or other search arguments), else the
+ * newest of the same file and search arguments; *id 0 when none. */
+int fattn_store_campaign_find(fattn_store *s, const char *uuid, const char *file_sha256, const char *search_args,
+                              long long *id, char uuid_out[37]);
+
+/* Records a campaign and its rows in one transaction. */
+int fattn_store_campaign_begin(fattn_store *s, fattn_campaign_rec *r, long long *id, char uuid_out[37]);
+
+/* The studies of campaign *id (0: the latest; set) that hold a timed
+ * trial, the newest of each row and GPU model, in row order, in an array
+ * the caller frees; the rows left out (no study or none timed) and those
+ * not done are named in `notes`. */
+int fattn_store_campaign_studies(fattn_store *s, long long *id, long long **studies, int *n, FILE *notes);
 
 /* Sets a study's status ('done', 'interrupted', 'failed') and end time; it
  * has no runner any more. */

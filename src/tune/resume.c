@@ -54,6 +54,8 @@ static int load_study(fattn_store *s, long long id, fattn_resume *r)
     text(st, 4, r->kernel_hash, sizeof r->kernel_hash);
     r->search_ms = sqlite3_column_double(st, 5);
     r->next_seq = sqlite3_column_int64(st, 6);
+    text(st, 7, r->device, sizeof r->device);
+    text(st, 8, r->evaluator, sizeof r->evaluator);
     sqlite3_finalize(st);
     if (strcmp(command, "search") != 0) {
         free(args);
@@ -151,12 +153,12 @@ int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r)
 }
 
 /* With --resume, the study's arguments apply; these alone may be given. */
-static const char *const resume_options[] = {"--resume", "--budget", "--trials", "--jobs", "--db",
+static const char *const resume_options[] = {"--resume", "--budget", "--trials", "--jobs", "--db", "--device",
                                              "--quiet",  "-q",       "--help",   "-h",     NULL};
 
 static int takes_value(const char *name, size_t len)
 {
-    static const char *const valued[] = {"--resume", "--budget", "--trials", "--jobs", "--db", NULL};
+    static const char *const valued[] = {"--resume", "--budget", "--trials", "--jobs", "--db", "--device", NULL};
     for (int k = 0; valued[k]; ++k)
         if (strlen(valued[k]) == len && !strncmp(name, valued[k], len))
             return 1;
@@ -174,7 +176,7 @@ int fattn_resume_args_check(int argc, char **argv)
         if (!ok)
             return fattn_error(FATTN_EUSAGE,
                                "search --resume: '%s' comes from the study; with --resume only --budget, --trials, "
-                               "--jobs, --db and -q may be given",
+                               "--jobs, --device, --db and -q may be given",
                                a);
         if (takes_value(a, len) && !a[len])
             ++i;

@@ -16,6 +16,8 @@ typedef struct fattn_resume {
     int nargs;
     char space_hash[80];
     char kernel_hash[80];
+    char device[256];   /* the GPU it was measured on ("" when none was recorded) */
+    char evaluator[16]; /* "gpu", "replay" */
     /* The study's families in order, each with its space and kernel hashes. */
     int nfam;
     struct {
@@ -43,8 +45,8 @@ void fattn_resume_release(fattn_resume *r);
 char *fattn_search_args_json(int argc, char **argv);
 
 /* With --resume the study's arguments apply: beside it only --budget,
- * --trials, --jobs, --db and -q may be given (a usage error naming the
- * first other). */
+ * --trials, --jobs, --device (another GPU of the study's model), --db and
+ * -q may be given (a usage error naming the first other). */
 int fattn_resume_args_check(int argc, char **argv);
 
 /* argv[0], the study's arguments, then argv[1..argc) (the later wins when

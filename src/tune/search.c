@@ -313,6 +313,14 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
 
     if (res && (rc = resume_check(res, &r->ts, src)))
         goto out;
+    /* A study is measured on one GPU model: resumed on another GPU, the same model. */
+    if (res && !o->nreplay && *res->device && strcmp(res->device, ev[0]->device) != 0) {
+        rc = fattn_error(FATTN_EUSAGE,
+                         "search --resume %lld: the study was measured on %s, this GPU is %s; resume it on a GPU of "
+                         "its model (--device N), or start a new study",
+                         res->study, res->device, ev[0]->device);
+        goto out;
+    }
     if (!*store && (rc = fattn_store_open(o->db_path, FATTN_DB_WRITE, store)))
         goto out;
     fattn_notes_print(&r->notes, o->log ? o->log : stderr);
@@ -359,6 +367,8 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         .evaluator = o->nreplay ? "replay" : "gpu",
         .timing_method = ev[0]->method,
         .args_json = o->args_json,
+        .campaign_uuid = o->campaign_uuid,
+        .campaign_row = o->campaign_row,
         .families = sf,
         .nfamilies = nfam,
     };

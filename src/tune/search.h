@@ -27,9 +27,11 @@ typedef struct fattn_search_opts {
     int nreplay;
     fattn_measure measure;
     const char *kernel_dir;
-    const char *db_path;                /* opened for writing unless *store is open (resume) */
-    const char *argv_text;              /* the command line, for the study */
-    const char *args_json;              /* the search's arguments, for --resume */
+    const char *db_path;       /* opened for writing unless *store is open (resume) */
+    const char *argv_text;     /* the command line, for the study */
+    const char *args_json;     /* the search's arguments, for --resume */
+    const char *campaign_uuid; /* the campaign whose row the study runs (NULL: none) */
+    int campaign_row;
     const fattn_resume *resume;         /* the study to go on with, NULL: a new one */
     volatile sig_atomic_t *interrupted; /* set: stop between trials (NULL: never) */
     void (*guard)(int on);              /* called with 1 as the study begins, 0 after the loop: the caller's

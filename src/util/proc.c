@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The start time (field 22 of /proc/PID/stat), or 0 when there is none. */
+/* The start time (field 22 of /proc/PID/stat), or 0 when there is none or
+ * the process has ended (a zombie, state Z or X, that nobody reaped: a
+ * process killed -9 under a parent killed with it). */
 static unsigned long long start_time(pid_t pid)
 {
     char path[64], buf[1024];
@@ -21,7 +23,7 @@ static unsigned long long start_time(pid_t pid)
     buf[n] = '\0';
     /* After the command name, in parentheses that it may itself contain. */
     char *p = strrchr(buf, ')');
-    if (!p)
+    if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
         return 0;
     ++p;
     for (int field = 3; field < 22 && p; ++field) {

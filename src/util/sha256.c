@@ -3,6 +3,7 @@
  */
 #include "util/sha256.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const uint32_t K[64] = {
@@ -102,4 +103,27 @@ void fattn_sha256_hex(const void *data, size_t n, char out[65])
     fattn_sha256_update(&c, data, n);
     fattn_sha256_final(&c, d);
     fattn_hex(d, 32, out);
+}
+
+void fattn_uuid_of(const void *text, size_t n, char out[37])
+{
+    fattn_sha256 c;
+    unsigned char d[32];
+    char hex[33];
+    fattn_sha256_init(&c);
+    fattn_sha256_update(&c, text, n);
+    fattn_sha256_final(&c, d);
+    d[6] = (unsigned char)((d[6] & 0x0f) | 0x80);
+    d[8] = (unsigned char)((d[8] & 0x3f) | 0x80);
+    fattn_hex(d, 16, hex);
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+int fattn_uuid_valid(const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i < 36; ++i)
+        if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-' : !strchr("0123456789abcdef", s[i]))
+            return 0;
+    return i == 36 && !s[i];
 }

@@ -21,5 +21,10 @@ void fattn_sha256_final(fattn_sha256 *c, unsigned char out[32]);
 /* Hex digest (64 characters + NUL) of one buffer. */
 void fattn_sha256_hex(const void *data, size_t n, char out[65]);
 void fattn_hex(const unsigned char *bytes, size_t n, char *out);
+/* The name-based UUID of a text (RFC 9562's version 8, from the first 16
+ * bytes of its SHA-256), lower case: 36 characters + NUL. */
+void fattn_uuid_of(const void *text, size_t n, char out[37]);
+/* 1 when `s` is a UUID as fattn-tune writes them (8-4-4-4-12 lower-case hex digits). */
+int fattn_uuid_valid(const char *s);
 
 #endif

@@ -58,6 +58,17 @@ setup_truncated_db() { setup_db; truncate -s 3000 fattn.db; }
 setup_newer_db() { setup_db; "$fixture" version fattn.db 99 || exit 99; }
 setup_negative_version_db() { setup_db; "$fixture" version fattn.db -3 || exit 99; }
 setup_newer_timed_db() { setup_timed_db; "$fixture" version fattn.db 99 || exit 99; }
+# Campaign files, one per mistake, and one without (ok.tsv).
+setup_campaign_files() {
+    printf 'shape\ttrials\n2,8,512,64\t3\n4,16,2048,128\t3\n' >ok.tsv
+    printf '# a comment\nshape\tseqlen\n' >unknown-column.tsv
+    printf 'shape\ttrials\n2,8,512,64\t3\n2,8,512\t3\n' >bad-shape.tsv
+    printf 'shape\tmask\ttrials\n2,8,512,64\tsliding\t3\n' >bad-mask.tsv
+    printf 'shape\ttrials\tbudget\n2,8,512,64\t3\t-\n4,16,2048,128\t-\t-\n' >no-limit.tsv
+    printf 'shape\tmask\ttrials\n2,8,512,64\tcausal\t3\n2,8,512,64\tnone\t3\n2,8,512,64\tcausal\t5\n' >duplicate.tsv
+    printf '{"rows": [{"shape": "2,8,512,64", "budget": "1m"}, {"shape": "4,16,2048,128", "budget": "5s"}]}' >short-budget.json
+    printf '[{"shape": "2,8,512,64", "trials": 3, "seq_len": 512}]' >unknown-key.json
+}
 # A second database beside fattn.db (merge).
 setup_second_db() { "$fixture" timed second.db >/dev/null || exit 99; }
 setup_foreign_db() { "$fixture" foreign fattn.db || exit 99; }

@@ -4,7 +4,7 @@
 # later one:
 #   util < target < space < gates < compile < gpu < baseline < run < sim
 #     < store < job < search < tune = confirm = bench = study < export
-#     = report < family < cli
+#     = report = campaign < family < cli
 # (sim is an evaluator beside the GPU's run; job/ holds what a procedure
 # runs on, the target, the measurement and the GPU, as plain structs;
 # search/ holds the strategies tune drives; family/ holds the kernel
@@ -21,7 +21,7 @@ rank() {
     case $1 in
     util) echo 0 ;; target) echo 1 ;; space) echo 2 ;; gates) echo 3 ;; compile) echo 4 ;;
     gpu) echo 5 ;; baseline) echo 6 ;; run) echo 7 ;; sim) echo 8 ;; store) echo 9 ;; job) echo 10 ;;
-    search) echo 11 ;; tune | confirm | bench | study) echo 12 ;; export | report) echo 13 ;; family) echo 14 ;; cli) echo 15 ;;
+    search) echo 11 ;; tune | confirm | bench | study) echo 12 ;; export | report | campaign) echo 13 ;; family) echo 14 ;; cli) echo 15 ;;
     *) echo -1 ;;
     esac
 }
