@@ -92,7 +92,11 @@
 #                 rewritten after every pair; then compute-sanitizer memcheck
 #                 and racecheck on two bests (the first D=64 non-causal, the
 #                 first D=128 causal)
-#   all           every stage but speed, in order (longer than one device
+#   scaleout      issue 53 (scripts/device-stages/scaleout.sh): a 2-row
+#                 campaign with --devices 0 ($FATTN_SCALEOUT_BUDGET a row,
+#                 default 45s), run again (nothing runs), confirm --n 30 of
+#                 a row's best, export --campaign compiled, merge
+#   all           every stage but speed and scaleout, in order (longer than one device
 #                 command)
 #
 # Each stage appends its section to $OUT/report.md and its commands' output
@@ -236,6 +240,7 @@ estimate() {
     compare) echo "$((${#studies[@]} * (2 * est_bench_s + 10 + 30))) ${#studies[@]} configurations: a search of one, confirm --n 100, compare_sdpa.py" ;;
     tune) echo "$(($(fattn_duration_s "${FATTN_TUNE_BUDGET:-6m}") + 40)) the search budget, confirm --n 100, report, export" ;;
     speed) est_speed ;;
+    scaleout) est_scaleout ;;
     all) echo "0 the sum of the stages" ;;
     esac
 }
@@ -783,6 +788,9 @@ stage_tune() {
 # The speed stage (issues 33 and 52): its own file.
 # shellcheck source=scripts/device-stages/speed.sh
 . "$root/scripts/device-stages/speed.sh"
+# The scale-out stage (issue 53): its own file.
+# shellcheck source=scripts/device-stages/scaleout.sh
+. "$root/scripts/device-stages/scaleout.sh"
 
 stage() {
     case $1 in
@@ -802,12 +810,13 @@ stage() {
     compare) stage_compare ;;
     tune) stage_tune ;;
     speed) stage_speed ;;
+    scaleout) stage_scaleout ;;
     all) for s in $all_stages; do run_stage "$s"; done ;;
     *) echo "device-check.sh: unknown stage '$1' ($stage_names)" >&2; exit 2 ;;
     esac
 }
 all_stages="first env hopper family wgmma tests small small-causal large large-causal numerics sanitizer sanitizer-large compare tune"
-stage_names="${all_stages// /, }, speed, all"
+stage_names="${all_stages// /, }, speed, scaleout, all"
 
 # run_stage STAGE: its estimate first (stderr and the report), then the
 # stage, then its wall time beside the estimate.
@@ -831,7 +840,7 @@ run_stage() {
 
 [ $# -gt 0 ] || { sed -n '2,/^# shellcheck/p' "$0" | sed '$d'; exit 2; }
 for s in "$@"; do
-    case " $all_stages speed all " in *" $s "*) ;; *) stage "$s" ;; esac
+    case " $all_stages speed scaleout all " in *" $s "*) ;; *) stage "$s" ;; esac
 done
 # FATTN_CHECK_ESTIMATE=1: print each named stage's estimate and stop (no GPU work).
 if [ "${FATTN_CHECK_ESTIMATE:-0}" = 1 ]; then

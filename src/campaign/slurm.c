@@ -5,6 +5,8 @@
  */
 #include "campaign/campaign.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -49,6 +51,30 @@ static int random_uuid(char out[37])
     fattn_hex(b, 16, hex);
     snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
     return FATTN_OK;
+}
+
+/* The first byte of `p` that an #SBATCH line or a comment cannot hold
+ * unquoted (space, quote, %, a control character), 0 when none. */
+static int plain_path(const char *p)
+{
+    for (; *p; ++p)
+        if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p) || strchr("\"'%\\", *p))
+            return (unsigned char)*p;
+    return 0;
+}
+
+/* 1 when the folder holds nothing, 0 when it holds something, -1 when it
+ * cannot be read. */
+static int folder_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int empty = 1;
+    for (struct dirent *e; empty && (e = readdir(d));)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    closedir(d);
+    return empty;
 }
 
 /* Writes `path` (a new file) with `text`; mode 0755 for a script. */
@@ -119,29 +145,57 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
     fattn_sb_adds(&rows, "'");
     rows_of = fattn_sb_detach(&rows);
 
+    /* The paths the scripts name: plain (an #SBATCH line takes no quoting). */
+    abs_file = realpath(o->file, NULL);
+    if (!abs_file || (o->kernel_dir && !kdir)) {
+        rc = fattn_error(FATTN_EFAIL, "--emit slurm: cannot resolve %s: %s", abs_file ? o->kernel_dir : o->file,
+                         strerror(errno));
+        goto out;
+    }
+    char cwd[4096] = "";
+    if (dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+        rc = fattn_error(FATTN_EFAIL, "--emit slurm: cannot read the working folder: %s", strerror(errno));
+        goto out;
+    }
+    /* The folder is named on #SBATCH lines; the file in comments (the
+     * rest goes through sh_word). */
+    const char *paths_named[] = {dir, cwd, abs_file};
+    for (size_t k = 0; k < sizeof paths_named / sizeof paths_named[0]; ++k) {
+        int c = k < 2 ? plain_path(paths_named[k]) : 0;
+        for (const char *q = paths_named[k]; !c && *q; ++q)
+            c = iscntrl((unsigned char)*q) ? (unsigned char)*q : 0;
+        if (c)
+            rc = fattn_error(FATTN_EUSAGE,
+                             "--emit slurm: the path %s holds '%c' (byte %d); expected a path without spaces, quotes, "
+                             "%% or control characters (the scripts' #SBATCH lines name it unquoted)",
+                             paths_named[k], isprint(c) ? c : '?', c);
+    }
+    if (rc)
+        goto out;
     /* The folder: new, or empty. */
     struct stat st;
     if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            rc = fattn_error(FATTN_EUSAGE, "--emit slurm %s: not a folder; expected a new or empty folder", dir);
+        int empty = S_ISDIR(st.st_mode) ? folder_empty(dir) : -2;
+        if (empty != 1) {
+            rc = empty == -2 ? fattn_error(FATTN_EUSAGE,
+                                           "--emit slurm %s: not a folder; expected a new or empty "
+                                           "folder",
+                                           dir)
+                 : empty < 0
+                     ? fattn_error(FATTN_EFAIL, "--emit slurm %s: cannot read the folder: %s", dir, strerror(errno))
+                     : fattn_error(FATTN_EUSAGE,
+                                   "--emit slurm %s: the folder is not empty; expected a new or empty folder "
+                                   "(a campaign emitted there keeps its tasks' databases)",
+                                   dir);
             goto out;
         }
-        if (rmdir(dir) != 0 && errno != ENOENT) {
-            rc = fattn_error(FATTN_EUSAGE,
-                             "--emit slurm %s: the folder is not empty; expected a new or empty folder (a campaign "
-                             "emitted there keeps its tasks' databases)",
-                             dir);
-            goto out;
-        }
-    }
-    if (mkdir(dir, 0777) != 0) {
+    } else if (mkdir(dir, 0777) != 0) {
         rc = fattn_error(FATTN_EFAIL, "--emit slurm %s: cannot create the folder: %s", dir, strerror(errno));
         goto out;
     }
-    abs_file = realpath(o->file, NULL);
     abs_dir = realpath(dir, NULL);
-    if (!abs_file || !abs_dir) {
-        rc = fattn_error(FATTN_EFAIL, "--emit slurm: cannot resolve %s: %s", abs_file ? dir : o->file, strerror(errno));
+    if (!abs_dir) {
+        rc = fattn_error(FATTN_EFAIL, "--emit slurm: cannot resolve %s: %s", dir, strerror(errno));
         goto out;
     }
     static const char *const names[4] = {"logs", "array.sbatch", "merge.sbatch", "submit.sh"};
@@ -190,23 +244,28 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
            "local=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/fattn-campaign-$uuid-$task\n"
            "mkdir -p \"$local\" || exit 1\n"
            "db=$local/task.db\n"
-           "# Requeued: go on from what this node kept, else from what the last run saved.\n"
-           "[ -e \"$db\" ] || [ ! -e \"$dir/task-$task.partial.db\" ] || cp \"$dir/task-$task.partial.db\" \"$db\" || "
-           "exit 1\n"
+           "# Requeued: go on from the newer of what this node kept and what the last run saved.\n"
+           "if [ -e \"$dir/task-$task.partial.db\" ] && { [ ! -e \"$db\" ] || [ \"$dir/task-$task.partial.db\" -nt "
+           "\"$db\" ]; }; then\n"
+           "    rm -f \"$db\" \"$db-wal\" \"$db-shm\" && cp \"$dir/task-$task.partial.db\" \"$db\" || exit 1\n"
+           "fi\n"
            "echo \"task $task: rows $rows on $(hostname) at $(date -u +%FT%TZ)${SLURM_RESTART_COUNT:+, restart "
            "$SLURM_RESTART_COUNT}\"\n"
            "kd=(); [ -z \"$kernel_dir\" ] || kd=(--kernel-dir \"$kernel_dir\")\n"
-           "\"$tool\" --db \"$db\" \"${kd[@]}\" campaign \"$file\" --uuid \"$uuid\" --rows \"$rows\" \"${devices[@]}\" "
-           "-- \"${search_args[@]}\" &\n"
+           "# (${a[@]+\"${a[@]}\"}: an empty array under set -u, bash before 4.4 too)\n"
+           "\"$tool\" --db \"$db\" ${kd[@]+\"${kd[@]}\"} campaign \"$file\" --uuid \"$uuid\" --rows \"$rows\" "
+           "${devices[@]+\"${devices[@]}\"} -- ${search_args[@]+\"${search_args[@]}\"} &\n"
            "pid=$!\n"
+           "# Slurm's SIGTERM (a requeue, preemption, the time limit) reaches every process of the task: the\n"
+           "# campaign stops its searches between trials; then the database is saved.\n"
            "trap 'kill -TERM $pid 2>/dev/null' TERM INT\n"
+           "while kill -0 $pid 2>/dev/null; do wait $pid; done\n"
            "wait $pid; rc=$?\n"
-           "while kill -0 $pid 2>/dev/null; do wait $pid; rc=$?; done\n"
            "# The database, whole, beside the others (merge copies it consistently, in one file).\n"
            "if [ $rc = 0 ]; then out=task-$task.db; else out=task-$task.partial.db; fi\n"
            "rm -f \"$dir/.$out.tmp\"\n"
            "\"$tool\" -q merge \"$db\" -o \"$dir/.$out.tmp\" && mv -f \"$dir/.$out.tmp\" \"$dir/$out\" || exit 1\n"
-           "[ $rc != 0 ] || rm -f \"$dir/task-$task.partial.db\"\n"
+           "[ $rc != 0 ] || rm -rf \"$dir/task-$task.partial.db\" \"$local\"\n"
            "echo \"task $task: campaign exited $rc; saved $dir/$out\"\n"
            "exit $rc\n");
     char *array = fattn_sb_detach(w);
@@ -214,15 +273,22 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
     /* The merge-and-export job, after the array whatever became of its tasks. */
     fattn_sb_init(w);
     fattn_sb_addf(w,
-                  "#!/bin/bash\n# Emitted by fattn-tune %s: merges the tasks' databases of campaign %s (those that\n"
-                  "# finished) into merged.db, exports its dispatch table to dispatch.h, and lists the tasks not\n"
-                  "# finished.\n#SBATCH --job-name=fattn-campaign-merge\n#SBATCH --output=%s/merge.out\nset -u\n",
+                  "#!/bin/bash\n# Emitted by fattn-tune %s: merges the tasks' databases of campaign %s (the finished\n"
+                  "# tasks', then the partial ones') into merged.db, exports its dispatch table to dispatch.h, and\n"
+                  "# lists the tasks not finished.\n#SBATCH --job-name=fattn-campaign-merge\n#SBATCH "
+                  "--output=%s/merge.out\nset -u\n",
                   FATTN_VERSION, uuid, paths[0]);
     common_vars(w, o->exe, kdir, abs_file, abs_dir, uuid, f.sha256, ntask, rows_of);
     fattn_sb_adds(
-        w, "done_dbs=() missing=()\n"
+        w, "# The finished tasks' databases, then the partial ones (their rows done count, the others are\n"
+           "# listed).\n"
+           "done_dbs=() missing=()\n"
            "for k in $(seq \"$tasks\"); do\n"
            "    if [ -e \"$dir/task-$k.db\" ]; then done_dbs+=(\"$dir/task-$k.db\"); else missing+=(\"$k\"); fi\n"
+           "done\n"
+           "finished=${#done_dbs[@]}\n"
+           "for k in ${missing[@]+\"${missing[@]}\"}; do\n"
+           "    [ ! -e \"$dir/task-$k.partial.db\" ] || done_dbs+=(\"$dir/task-$k.partial.db\")\n"
            "done\n"
            "rc=0\n"
            "if [ ${#done_dbs[@]} -gt 0 ]; then\n"
@@ -231,14 +297,14 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
            "\"$dir/merged.db\" || rc=1\n"
            "    [ $rc != 0 ] || \"$tool\" --db \"$dir/merged.db\" export --campaign -o \"$dir/dispatch.h\" || rc=1\n"
            "fi\n"
-           "for k in \"${missing[@]}\"; do\n"
+           "for k in ${missing[@]+\"${missing[@]}\"}; do\n"
            "    echo \"not finished: task $k (rows ${rows_of[$k]}): $dir/logs/task-$k.out\"\n"
-           "    [ ! -e \"$dir/task-$k.partial.db\" ] || echo \"  its rows so far: $dir/task-$k.partial.db\"\n"
+           "    [ ! -e \"$dir/task-$k.partial.db\" ] || echo \"  its rows so far (merged): $dir/task-$k.partial.db\"\n"
            "    rc=1\n"
            "done\n"
            "[ ${#missing[@]} = 0 ] || echo \"run them again: sbatch --array=$(IFS=,; echo \"${missing[*]}\") "
            "$dir/array.sbatch, then sbatch $dir/merge.sbatch\"\n"
-           "echo \"merged ${#done_dbs[@]} of $tasks tasks into $dir/merged.db\"\n"
+           "echo \"merged $finished of $tasks tasks into $dir/merged.db\"\n"
            "exit $rc\n");
     char *merge = fattn_sb_detach(w);
 
@@ -248,8 +314,9 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
         uuid, ntask, ntask == 1 ? "" : "s");
     fattn_sb_adds(w, "dir="), sh_word(w, abs_dir), fattn_sb_adds(w, "\n");
     fattn_sb_adds(
-        w, "job=$(sbatch --parsable \"$@\" \"$dir/array.sbatch\")\n"
-           "merge=$(sbatch --parsable --dependency=afterany:\"${job%%;*}\" \"$dir/merge.sbatch\")\n"
+        w, "# Its arguments (a partition, an account) go to both jobs.\n"
+           "job=$(sbatch --parsable \"$@\" \"$dir/array.sbatch\")\n"
+           "merge=$(sbatch --parsable \"$@\" --dependency=afterany:\"${job%%;*}\" \"$dir/merge.sbatch\")\n"
            "echo \"array job ${job%%;*}, merge job ${merge%%;*}: $dir/merged.db and $dir/dispatch.h when done\"\n");
     char *submit = fattn_sb_detach(w);
 

@@ -25,11 +25,12 @@ static const char help[] =
     "comment) or JSON ({\"rows\": [{...}]}); columns: shape (B,H,S,D), mask (none or causal), budget\n"
     "(20m, 1h30m), trials, evaluator (gpu or replay:FILE, relative to FILE's folder), name. A row needs a\n"
     "budget or trials; search/campaign-seeds.tsv is an example (the seed shapes).\n"
-    "The campaign is recorded in the database (query --sql \"SELECT * FROM campaign_rows\"), each row's\n"
-    "study known by a UUID derived from the campaign's. Run again (the same FILE and options), it skips\n"
-    "the rows done, resumes the interrupted ones (Ctrl-C, kill -9, a failure) and runs the others; a\n"
-    "row another live process runs is left to it. The outcome of each row is a line of the table\n"
-    "printed at the end; export --campaign writes the dispatch table of the bests.\n"
+    "The campaign is recorded in the database (query --sql \"SELECT * FROM campaign_rows\"), each study\n"
+    "naming its campaign and row (search --campaign-row); a row has a study per GPU model. Run again\n"
+    "(the same FILE and options, or --uuid), it skips the rows done, resumes the interrupted ones\n"
+    "(Ctrl-C, kill -9, a failure) and runs the others; a row another live process runs is left to it.\n"
+    "The outcome of each row is a line of the table printed at the end; export --campaign writes the\n"
+    "dispatch table of the bests.\n"
     "\n"
     "  --devices LIST       the GPUs to use, e.g. 0,1,3, or all: one study per GPU at a time, the next\n"
     "                       row starting on a GPU as its study ends (default: the default GPU); the\n"
@@ -52,7 +53,8 @@ static const char help[] =
     "  -h, --help           this help\n"
     "\n"
     "Exit status: 0 when every row asked for is done, 1 when one is not (run again to go on), 2 for a\n"
-    "mistake in FILE or the options (nothing written).\n";
+    "mistake in FILE or the campaign's options (nothing written; a mistake among the search options\n"
+    "after -- is each row's search's to report: the campaign is recorded, its rows not run, exit 1).\n";
 
 typedef struct campaign_cli {
     fattn_campaign_opts run;

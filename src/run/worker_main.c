@@ -76,10 +76,13 @@ int fattn_worker_main(int fd)
     fattn_error_set_quiet(1);
     /* Ctrl-C at a terminal signals the whole process group: the search
      * process decides (it lets the trial in flight finish), so the worker
-     * must not die of it and be recorded as a fault. A dead parent still
-     * ends the worker: its socket reads EOF. */
+     * must not die of it and be recorded as a fault. So with SIGTERM, which
+     * Slurm sends every process of a job it stops (a requeue, preemption,
+     * the time limit). A dead parent still ends the worker: its socket
+     * reads EOF; the parent kills it (SIGKILL) on a timeout. */
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     for (;;) {
         fattn_msg m;
         int rc = fattn_wire_recv(fd, -1, &m, why, sizeof why);

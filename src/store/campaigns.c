@@ -167,7 +167,10 @@ int fattn_store_campaign_studies(fattn_store *s, long long *id, long long **stud
     if (fattn_store_prepare(s,
                             "WITH runs AS (SELECT s.id, s.status, s.campaign_row, " GPU_MODEL_SQL " AS gpu, "
                             "(SELECT count(*) FROM trials t WHERE t.study_id = s.id AND t.status = 'ok') AS timed, "
-                            "row_number() OVER (PARTITION BY s.campaign_row, " GPU_MODEL_SQL " ORDER BY s.id DESC) "
+                            "row_number() OVER (PARTITION BY s.campaign_row, " GPU_MODEL_SQL
+                            " ORDER BY s.status = 'done' DESC, "
+                            "(SELECT count(*) FROM trials t WHERE t.study_id = s.id AND t.status = 'ok') > 0 DESC, "
+                            "s.created_at DESC, s.id DESC) "
                             "AS newest FROM studies s WHERE s.campaign_uuid = (SELECT uuid FROM campaigns WHERE id = "
                             "?1)) "
                             "SELECT r.row, r.batch || ',' || r.heads || ',' || r.seqlen || ',' || r.head_dim || CASE "

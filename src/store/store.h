@@ -185,7 +185,8 @@ int fattn_store_campaign_find(fattn_store *s, const char *uuid, const char *file
 int fattn_store_campaign_begin(fattn_store *s, fattn_campaign_rec *r, long long *id, char uuid_out[37]);
 
 /* The studies of campaign *id (0: the latest; set) that hold a timed
- * trial, the newest of each row and GPU model, in row order, in an array
+ * trial, one of each row and GPU model (a done one first, then one with a
+ * timed trial, then the newest), in row order, in an array
  * the caller frees; the rows left out (no study or none timed) and those
  * not done are named in `notes`. */
 int fattn_store_campaign_studies(fattn_store *s, long long *id, long long **studies, int *n, FILE *notes);

@@ -25,6 +25,8 @@ for p in munged slurmctld slurmd sbatch squeue scontrol sinfo; do
 done
 work=$(mktemp -d /tmp/fattn-slurm.XXXXXX)
 stop_cluster() {
+    scancel --quiet --full --user=root 2>/dev/null # the jobs first (their searches), then the daemons
+    for _ in $(seq 50); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.1; done
     for d in slurmd slurmctld munge/munged; do
         [ -e "$work/$d.pid" ] && kill "$(cat "$work/$d.pid")" 2>/dev/null
     done
@@ -113,19 +115,28 @@ job=$(sed -n 's/^array job \([0-9]*\), merge job \([0-9]*\):.*/\1/p' submit.out)
 merge=$(sed -n 's/^array job \([0-9]*\), merge job \([0-9]*\):.*/\2/p' submit.out)
 if [ -z "$job" ] || [ -z "$merge" ]; then fail "submit.sh: $(cat submit.out)"; fi
 
-# Task 2 requeued once its study has run a trial.
+# Task 2 requeued once its study has run a trial: it saves its partial
+# database (SIGTERM, the trap); its node's copy removed, it must go on from
+# the saved one.
 db2=$work/node/fattn-campaign-$uuid-2/task.db
+ran=0
 for _ in $(seq 600); do
-    [ -e "$db2" ] && [ "$(sql "$db2" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)" -ge 1 ] &&
-        break
+    ran=$(sql "$db2" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL" 2>/dev/null || echo 0)
+    [ "$ran" -ge 1 ] && break
     sleep 0.1
 done
+[ "$ran" -ge 1 ] || fail "task 2 ran no trial in 60 s: $(cat out/logs/task-2.out 2>/dev/null)"
 scontrol requeue "${job}_2" || fail "scontrol requeue ${job}_2"
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     [ "$(squeue -h -j "${job}_2" -o %T 2>/dev/null)" = PENDING ] && break
     sleep 0.1
 done
-scontrol update jobid="${job}_2" StartTime=now # a requeued job waits two minutes otherwise
+[ "$(squeue -h -j "${job}_2" -o %T)" = PENDING ] || fail "task 2 not pending after the requeue"
+if [ ! -s out/task-2.partial.db ] || ! grep -q "saved $work/out/task-2.partial.db" out/logs/task-2.out; then
+    fail "task 2 saved no partial database: $(cat out/logs/task-2.out)"
+fi
+rm -rf "$work/node/fattn-campaign-$uuid-2"
+scontrol update jobid="${job}_2" StartTime=now || fail "scontrol update StartTime" # it waits two minutes otherwise
 for _ in $(seq 1800); do
     [ -z "$(squeue -h 2>/dev/null)" ] && break
     sleep 0.1
