@@ -137,7 +137,7 @@ typedef struct run_ctx {
  * and what to do with it: a study done is done, one a live process holds
  * is left to it (on another host: whether it runs cannot be told), one
  * interrupted, failed or killed is resumed. */
-static int row_state(run_ctx *c, int k, int quiet)
+static int row_state(run_ctx *c, int k)
 {
     char status[32], runner[320];
     row_run *x = &c->rr[k];
@@ -146,7 +146,7 @@ static int row_state(run_ctx *c, int k, int quiet)
         return FATTN_EFAIL;
     int alive = *runner ? fattn_process_tag_alive(runner) : 0;
     x->state = !x->study ? ROW_NEW : !strcmp(status, "done") ? ROW_DONE : alive ? ROW_BUSY : ROW_RESUME;
-    if (x->state == ROW_BUSY && !quiet && c->o->log) {
+    if (x->state == ROW_BUSY && c->o->log) {
         char who[400];
         fattn_process_tag_who(runner, who, sizeof who);
         fprintf(c->o->log, "fattn-tune: campaign %lld: row %d: study %lld is %s (%s); left to it\n", c->campaign, k + 1,
@@ -286,7 +286,7 @@ static int run_rows(run_ctx *c)
                 continue;
             for (; next < c->f->n; ++next)
                 if (c->rr[next].state == ROW_NEW || c->rr[next].state == ROW_RESUME) {
-                    if ((rc = row_state(c, next, 0)))
+                    if ((rc = row_state(c, next)))
                         break;
                     if (c->rr[next].state == ROW_NEW || c->rr[next].state == ROW_RESUME)
                         break;
@@ -398,7 +398,7 @@ int fattn_campaign_run(const fattn_campaign_opts *o, fattn_campaign_report *r)
     int done_before[FATTN_CAMPAIGN_MAX_ROWS / 8 + 1] = {0};
     for (int k = 0; k < f.n && !rc; ++k) {
         rr[k].state = ROW_SKIP;
-        if (sel[k] && !(rc = row_state(&c, k, 0)) && rr[k].state == ROW_DONE)
+        if (sel[k] && !(rc = row_state(&c, k)) && rr[k].state == ROW_DONE)
             done_before[k / 8] |= 1 << (k % 8);
     }
     if (rc || (rc = run_rows(&c)))
