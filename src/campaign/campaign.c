@@ -18,6 +18,7 @@
 #include "campaign/file.h"
 #include "gpu/device.h"
 #include "job/job.h"
+#include "store/read.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -256,9 +257,8 @@ static void result_of(run_ctx *c, int k, fattn_campaign_result *out)
     sqlite3_bind_int64(st, 1, out->study);
     if (sqlite3_step(st) == SQLITE_ROW) {
         out->best_us = sqlite3_column_double(st, 0);
-        const unsigned char *key = sqlite3_column_text(st, 1), *dev = sqlite3_column_text(st, 2);
-        snprintf(out->best_key, sizeof out->best_key, "%s", key ? (const char *)key : "");
-        snprintf(out->device, sizeof out->device, "%s", dev ? (const char *)dev : "");
+        snprintf(out->best_key, sizeof out->best_key, "%s", fattn_store_text(st, 1));
+        snprintf(out->device, sizeof out->device, "%s", fattn_store_text(st, 2));
     }
     sqlite3_finalize(st);
 }

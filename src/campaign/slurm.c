@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,24 +32,6 @@ static void sh_word(fattn_strbuf *b, const char *s)
         else
             fattn_sb_add(b, s, 1);
     fattn_sb_adds(b, "'");
-}
-
-/* A random UUID (version 4) from the kernel's random source. */
-static int random_uuid(char out[37])
-{
-    unsigned char b[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, b, sizeof b) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n != (ssize_t)sizeof b)
-        return fattn_error(FATTN_EFAIL, "campaign: cannot read /dev/urandom for the campaign's UUID");
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    char hex[33];
-    fattn_hex(b, 16, hex);
-    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
-    return FATTN_OK;
 }
 
 /* The first byte of `p` that an #SBATCH line or a comment cannot hold
@@ -129,8 +110,10 @@ int fattn_campaign_emit_slurm(const fattn_campaign_opts *o, const char *dir, int
         goto out;
     if (o->uuid)
         snprintf(uuid, sizeof uuid, "%s", o->uuid);
-    else if ((rc = random_uuid(uuid)))
+    else if (fattn_uuid_random(uuid)) {
+        rc = fattn_error(FATTN_EFAIL, "campaign: cannot read /dev/urandom for the campaign's UUID");
         goto out;
+    }
 
     /* The tasks: per_task rows each, in the file's order ('1,2' '3,4' ...). */
     fattn_strbuf rows;

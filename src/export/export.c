@@ -688,17 +688,6 @@ int fattn_export_kernel(fattn_store *s, long long study, const fattn_kernel_src 
     return rc;
 }
 
-/* The GPU model of a study's device, as the driver names it: a replayed
- * study's device less its " (replayed)" mark; "" when none was recorded. */
-static void gpu_model(const char *device, char *out, size_t n)
-{
-    static const char mark[] = " (replayed)";
-    size_t len = device ? strlen(device) : 0, m = sizeof mark - 1;
-    if (len >= m && !strcmp(device + len - m, mark))
-        len -= m;
-    snprintf(out, n, "%.*s", (int)len, device ? device : "");
-}
-
 int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE *out)
 {
     best *b = fattn_xcalloc((size_t)n, sizeof *b);
@@ -712,8 +701,8 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
         rc = load_best(s, studies[loaded], NULL, &b[loaded]);
         char gj[256], gl[256];
         for (int j = 0; !rc && j < loaded; ++j) {
-            gpu_model(b[j].device, gj, sizeof gj);
-            gpu_model(b[loaded].device, gl, sizeof gl);
+            fattn_device_gpu_model(b[j].device, gj, sizeof gj);
+            fattn_device_gpu_model(b[loaded].device, gl, sizeof gl);
             if (!memcmp(&b[j].shape, &b[loaded].shape, sizeof b[j].shape) && !strcmp(b[j].arch, b[loaded].arch)
                 && !strcmp(gj, gl)) {
                 char shape[96];
@@ -794,7 +783,7 @@ int fattn_export_dispatch(fattn_store *s, const long long *studies, int n, FILE 
                 e->shape.causal);
         fattn_c_string(out, e->arch);
         char gpu[256];
-        gpu_model(e->device, gpu, sizeof gpu);
+        fattn_device_gpu_model(e->device, gpu, sizeof gpu);
         fputs(", ", out);
         fattn_c_string(out, gpu);
         fprintf(out, ", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %u, %d, %.6g, %.6g, ", v[FATTN_P_BLOCK_M],

@@ -473,8 +473,17 @@ int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, const fa
     r->base.ops = &replay_ops;
     snprintf(r->base.method, sizeof r->base.method, "replayed from %.200s (measured: %.250s)", path,
              *r->land.method ? r->land.method : "unknown");
-    snprintf(r->base.device, sizeof r->base.device, "%s (replayed)", *r->land.device ? r->land.device : "unknown");
+    snprintf(r->base.device, sizeof r->base.device, "%s" FATTN_REPLAYED_MARK,
+             *r->land.device ? r->land.device : "unknown");
     snprintf(r->base.device_json, sizeof r->base.device_json, "{\"replay\":true}");
     *out = &r->base;
     return FATTN_OK;
+}
+
+void fattn_device_gpu_model(const char *device, char *out, size_t n)
+{
+    size_t len = device ? strlen(device) : 0, m = sizeof FATTN_REPLAYED_MARK - 1;
+    if (len >= m && !strcmp(device + len - m, FATTN_REPLAYED_MARK))
+        len -= m;
+    snprintf(out, n, "%.*s", (int)len, device ? device : "");
 }

@@ -103,6 +103,15 @@ struct fattn_evaluator {
  * where the worker cannot use a GPU. */
 int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **out);
 
+/* A replayed study's device: its landscape's GPU, marked so. */
+#define FATTN_REPLAYED_MARK " (replayed)"
+
+/* The GPU model a recorded device names, as the driver names it: the
+ * device less the replay's mark; "" for none (NULL). For the dispatch
+ * table's key (export) and a campaign row's study per model (SQL's
+ * fattn_gpu_model(), store/reads.c). */
+void fattn_device_gpu_model(const char *device, char *out, size_t n);
+
 /* Loads a landscape for shape `s` (its header must name the same shape). */
 int fattn_evaluator_open_replay(const char *path, const fattn_shape *s, const fattn_family *fam, fattn_evaluator **out);
 

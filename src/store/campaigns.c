@@ -2,6 +2,7 @@
  * campaigns.c - campaigns and their rows in the results database, and
  * studies found by identity (store.h).
  */
+#include "store/read.h"
 #include "store/sql.h"
 #include "store/store.h"
 
@@ -14,15 +15,8 @@
 #include "util/misc.h"
 #include "util/sha256.h"
 
-static void column_text(sqlite3_stmt *st, int col, char *out, size_t n)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    snprintf(out, n, "%s", t ? (const char *)t : "");
-}
-
-/* A study's GPU model: its device less the replay evaluator's mark. */
-#define GPU_MODEL_SQL                                                                                                  \
-    "CASE WHEN s.device LIKE '% (replayed)' THEN substr(s.device, 1, length(s.device) - 11) ELSE s.device END"
+/* A study's GPU model (fattn_device_gpu_model, through SQL). */
+#define GPU_MODEL_SQL "fattn_gpu_model(s.device)"
 
 int fattn_store_campaign_row_study(fattn_store *s, const char *campaign_uuid, int row, const char *gpu, long long *id,
                                    char *status, size_t nstatus, char *runner, size_t nrunner)
@@ -40,8 +34,8 @@ int fattn_store_campaign_row_study(fattn_store *s, const char *campaign_uuid, in
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
-        column_text(st, 1, status, nstatus);
-        column_text(st, 2, runner, nrunner);
+        snprintf(status, nstatus, "%s", fattn_store_text(st, 1));
+        snprintf(runner, nrunner, "%s", fattn_store_text(st, 2));
     }
     sqlite3_finalize(st);
     return r == SQLITE_ROW || r == SQLITE_DONE ? FATTN_OK : fattn_store_fail(s, "cannot read a campaign row's study");
@@ -65,7 +59,7 @@ int fattn_store_campaign_find(fattn_store *s, const char *uuid, const char *file
     int r = sqlite3_step(st), same = 1;
     if (r == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
-        column_text(st, 1, uuid_out, 37);
+        snprintf(uuid_out, 37, "%s", fattn_store_text(st, 1));
         same = sqlite3_column_int(st, 2);
     }
     sqlite3_finalize(st);
@@ -105,7 +99,7 @@ int fattn_store_campaign_begin(fattn_store *s, fattn_campaign_rec *r, long long 
         if (!rc) {
             sqlite3_bind_int64(st, 1, *id);
             if (sqlite3_step(st) == SQLITE_ROW)
-                column_text(st, 0, uuid_out, 37);
+                snprintf(uuid_out, 37, "%s", fattn_store_text(st, 0));
             else
                 rc = fattn_store_fail(s, "cannot read the campaign back");
             sqlite3_finalize(st);
@@ -124,11 +118,7 @@ int fattn_store_campaign_begin(fattn_store *s, fattn_campaign_rec *r, long long 
         sqlite3_bind_int(st, 2, w->row);
         sqlite3_bind_int(st, 3, w->line);
         fattn_store_bind_text(st, 4, w->name);
-        sqlite3_bind_int(st, 5, w->shape.batch);
-        sqlite3_bind_int(st, 6, w->shape.heads);
-        sqlite3_bind_int(st, 7, w->shape.seqlen);
-        sqlite3_bind_int(st, 8, w->shape.head_dim);
-        sqlite3_bind_int(st, 9, w->shape.causal);
+        fattn_store_bind_shape(st, 5, &w->shape);
         fattn_store_bind_text(st, 10, w->budget);
         if (w->trials)
             sqlite3_bind_int64(st, 11, w->trials);

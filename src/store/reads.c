@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gates/gates.h"
+#include "run/evaluator.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/sha256.h"
@@ -242,10 +243,20 @@ static void uuid_of(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
+/* fattn_gpu_model(DEVICE): fattn_device_gpu_model() (run/evaluator.h). */
+static void gpu_model(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    char out[512];
+    fattn_device_gpu_model((const char *)sqlite3_value_text(argv[0]), out, sizeof out);
+    sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
+}
+
 void fattn_store_add_functions(sqlite3 *db)
 {
     static const int what = 0, fix = 1;
     sqlite3_create_function(db, "fattn_uuid_of", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, uuid_of, NULL, NULL);
+    sqlite3_create_function(db, "fattn_gpu_model", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, gpu_model, NULL, NULL);
     sqlite3_create_function(db, "fattn_what", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&what, reason_text, NULL,
                             NULL);
     for (int n = 1; n <= 2; ++n)

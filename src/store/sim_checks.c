@@ -94,11 +94,7 @@ int fattn_store_sim_check_add(fattn_store *s, const fattn_sim_check_rec *r)
     fattn_store_bind_text(st, 3, now);
     fattn_store_bind_text(st, 4, r->kernel_hash);
     fattn_store_bind_text(st, 5, r->config_key);
-    sqlite3_bind_int(st, 6, r->shape.batch);
-    sqlite3_bind_int(st, 7, r->shape.heads);
-    sqlite3_bind_int(st, 8, r->shape.seqlen);
-    sqlite3_bind_int(st, 9, r->shape.head_dim);
-    sqlite3_bind_int(st, 10, r->shape.causal);
+    fattn_store_bind_shape(st, 6, &r->shape);
     fattn_store_bind_text(st, 11, c->verdict);
     sqlite3_bind_int(st, 12, fattn_sim_verdict_defect(c->verdict));
     fattn_store_bind_text(st, 13, c->detail[0] ? c->detail : NULL);

@@ -410,6 +410,15 @@ void fattn_store_bind_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
+void fattn_store_bind_shape(sqlite3_stmt *st, int i, const fattn_shape *shape)
+{
+    sqlite3_bind_int(st, i, shape->batch);
+    sqlite3_bind_int(st, i + 1, shape->heads);
+    sqlite3_bind_int(st, i + 2, shape->seqlen);
+    sqlite3_bind_int(st, i + 3, shape->head_dim);
+    sqlite3_bind_int(st, i + 4, shape->causal);
+}
+
 int fattn_store_insert_samples(fattn_store *s, const char *sql, long long owner, const double *us, size_t n,
                                const char *what)
 {
@@ -487,11 +496,7 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
         sqlite3_bind_int64(st, 4, r->seed);
     else
         sqlite3_bind_null(st, 4);
-    sqlite3_bind_int(st, 5, r->shape.batch);
-    sqlite3_bind_int(st, 6, r->shape.heads);
-    sqlite3_bind_int(st, 7, r->shape.seqlen);
-    sqlite3_bind_int(st, 8, r->shape.head_dim);
-    sqlite3_bind_int(st, 9, r->shape.causal);
+    fattn_store_bind_shape(st, 5, &r->shape);
     fattn_store_bind_text(st, 10, r->arch);
     fattn_store_bind_text(st, 11, r->device);
     fattn_store_bind_text(st, 12, r->device_json);

@@ -3,8 +3,10 @@
  */
 #include "util/sha256.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -105,18 +107,37 @@ void fattn_sha256_hex(const void *data, size_t n, char out[65])
     fattn_hex(d, 32, out);
 }
 
+/* 16 bytes as a UUID of `version` (the variant bits set), 8-4-4-4-12. */
+static void uuid_format(unsigned char b[16], int version, char out[37])
+{
+    char hex[33];
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    fattn_hex(b, 16, hex);
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
 void fattn_uuid_of(const void *text, size_t n, char out[37])
 {
     fattn_sha256 c;
     unsigned char d[32];
-    char hex[33];
     fattn_sha256_init(&c);
     fattn_sha256_update(&c, text, n);
     fattn_sha256_final(&c, d);
-    d[6] = (unsigned char)((d[6] & 0x0f) | 0x80);
-    d[8] = (unsigned char)((d[8] & 0x3f) | 0x80);
-    fattn_hex(d, 16, hex);
-    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+    uuid_format(d, 8, out);
+}
+
+int fattn_uuid_random(char out[37])
+{
+    unsigned char b[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, b, sizeof b) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n != (ssize_t)sizeof b)
+        return -1;
+    uuid_format(b, 4, out);
+    return 0;
 }
 
 int fattn_uuid_valid(const char *s)

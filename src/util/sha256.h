@@ -24,6 +24,9 @@ void fattn_hex(const unsigned char *bytes, size_t n, char *out);
 /* The name-based UUID of a text (RFC 9562's version 8, from the first 16
  * bytes of its SHA-256), lower case: 36 characters + NUL. */
 void fattn_uuid_of(const void *text, size_t n, char out[37]);
+/* A random UUID (version 4) from the kernel's random source, lower case:
+ * 0, or -1 when /dev/urandom cannot be read. */
+int fattn_uuid_random(char out[37]);
 /* 1 when `s` is a UUID as fattn-tune writes them (8-4-4-4-12 lower-case hex digits). */
 int fattn_uuid_valid(const char *s);
 
