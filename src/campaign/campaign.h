@@ -47,7 +47,6 @@ typedef struct fattn_campaign_result {
     int skipped;     /* done before this run */
     double best_us;  /* 0: none timed */
     char best_key[160];
-    char device[256];
 } fattn_campaign_result;
 
 typedef struct fattn_campaign_report {
