@@ -8,7 +8,8 @@
  * per outcome. After ANNEAL_PATIENCE outcomes without a new best, or when no
  * untried neighbour is near, the walk restarts at a random untried survivor.
  * Failures (rejections, faults) are never accepted. At most ANNEAL_PENDING
- * neighbours are outstanding, so the compile stream can work ahead.
+ * neighbours are outstanding, so the compile stream can work ahead; with
+ * k GPUs (batch()), at most k when k is more.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static const double ANNEAL_T0 = 0.10, ANNEAL_COOL = 0.97;
 
 typedef struct anneal {
     fattn_strategy base;
+    size_t pending; /* neighbours outstanding at most */
     fattn_book book;
     fattn_rng rng;
     long cur; /* current configuration; -1 before the first measured one */
@@ -37,6 +39,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
 {
     anneal *a = fattn_xcalloc(1, sizeof *a);
     a->base.ops = &fattn_strategy_anneal;
+    a->pending = ANNEAL_PENDING;
     fattn_book_init(&a->book, candidates, n);
     fattn_rng_seed(&a->rng, seed);
     a->cur = -1;
@@ -81,7 +84,7 @@ static long next(fattn_strategy *base)
     fattn_book *b = &a->book;
     if (!b->nuntried)
         return -1;
-    if (b->npending >= ANNEAL_PENDING)
+    if (b->npending >= a->pending)
         return FATTN_STRATEGY_WAIT;
     long i = -1;
     if (a->cur >= 0)
@@ -124,6 +127,16 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
     }
 }
 
+static void batch(fattn_strategy *base, int k)
+{
+    ((anneal *)base)->pending = k > ANNEAL_PENDING ? (size_t)k : ANNEAL_PENDING;
+}
+
+static void claim(fattn_strategy *base, size_t i)
+{
+    fattn_book_propose(&((anneal *)base)->book, i);
+}
+
 static void destroy(fattn_strategy *base)
 {
     anneal *a = (anneal *)base;
@@ -135,4 +148,6 @@ const fattn_strategy_ops fattn_strategy_anneal = {
     "anneal", "simulated annealing: one-parameter moves from the current config, restarts when stuck",
     create,   next,
     observe,  destroy,
+    NULL,     batch,
+    claim,
 };

@@ -50,11 +50,18 @@
  *
  * After the start each proposal waits for the outcome of the one before;
  * hint() names the untried candidates with the largest expected
- * improvement for the search loop to compile ahead meanwhile.
+ * improvement for the search loop to compile ahead meanwhile. With k GPUs
+ * (batch()), up to k proposals are outstanding: each is scored as if the
+ * outstanding ones had been measured at the model's mean for them (the
+ * kriging believer: the mean stays, the variance near them shrinks, the
+ * best time becomes the lower of the best measured and their means), so
+ * that one batch spreads over the promising candidates instead of k
+ * neighbours of one.
  *
  * Cost: with m rows in the model, a new outcome costs O(m * n) and a refit
- * O(m^2 * n) for n candidates; a proposal O(n), a Thompson sample
- * O(m * n + m^2) and O(K) per cell of the grid (K values per parameter).
+ * O(m^2 * n) for n candidates; a proposal O(n) (with k outstanding in a
+ * batch, O(k * m * n) for the believer), a Thompson sample O(m * n + m^2)
+ * and O(K) per cell of the grid (K values per parameter).
  *
  * The settings were chosen on the landscape suite
  * (lab/search-quality/bench-search-quality.sh; lab/search-quality/log.md:
@@ -100,6 +107,9 @@ typedef struct gp {
      * candidate's place in it, a sample over it, scratch per row. */
     size_t grid, stride[FATTN_MAX_PARAMS], *cell;
     double *f, *w;
+    int batch;    /* proposals outstanding at most (the GPUs) */
+    double *kb;   /* scratch: the kriging believer's covariances, batch x n */
+    size_t *pend; /* scratch: the outstanding candidates */
 } gp;
 
 static double kern(const fattn_book *b, double theta, size_t i, size_t j)
@@ -210,6 +220,7 @@ static fattn_strategy *create(const fattn_config *candidates, size_t n, uint64_t
     for (size_t j = 0; j < n; ++j)
         g->var[j] = 1;
     g->s2 = 1;
+    g->batch = 1;
     fattn_stall_init(&g->stall);
     g->inc = -1;
     return &g->base;
@@ -233,16 +244,69 @@ static double log_ei(double u, double sd)
     return log(sd) - 0.5 * u * u - 0.5 * log(2 * M_PI) - 2 * log(-u); /* sd phi(u) / u^2 */
 }
 
+/* The posterior covariance / s2 of candidates i and j. */
+static double post_cov(const gp *g, size_t i, size_t j)
+{
+    double c = kern(&g->book, GP_THETA, i, j);
+    for (size_t k = 0; k < g->rows; ++k)
+        c -= g->V[k][i] * g->V[k][j];
+    return c;
+}
+
+/* The kriging believer over the outstanding candidates: how much each
+ * candidate's variance (/ s2) shrinks once they are believed measured
+ * (into g->score, for score_all to subtract), and the lower of *ybest and
+ * their believed log times. Returns 0 when none is outstanding. */
+static int believe(gp *g, double *ybest)
+{
+    const fattn_book *b = &g->book;
+    size_t m = 0;
+    for (size_t j = 0; j < b->n && m < (size_t)g->batch; ++j)
+        if (b->state[j] == FATTN_CAND_PENDING)
+            g->pend[m++] = j;
+    if (!m)
+        return 0;
+    /* L L^T = C(P, P) + noise; row q of kb: L^-1 C(P, j), column by column. */
+    double L[FATTN_STRATEGY_BATCH_MAX][FATTN_STRATEGY_BATCH_MAX] = {{0}};
+    for (size_t q = 0; q < m; ++q) {
+        for (size_t r = 0; r <= q; ++r) {
+            double v = post_cov(g, g->pend[q], g->pend[r]) + (q == r ? GP_NOISE : 0);
+            for (size_t k = 0; k < r; ++k)
+                v -= L[q][k] * L[r][k];
+            L[q][r] = q == r ? sqrt(v > 1e-9 ? v : 1e-9) : v / L[r][r];
+        }
+        if (g->m + g->mu[g->pend[q]] < *ybest)
+            *ybest = g->m + g->mu[g->pend[q]];
+    }
+    for (size_t j = 0; j < b->n; ++j) {
+        if (b->state[j] != FATTN_CAND_UNTRIED)
+            continue;
+        double shrink = 0;
+        for (size_t q = 0; q < m; ++q) {
+            double v = post_cov(g, g->pend[q], j);
+            for (size_t k = 0; k < q; ++k)
+                v -= L[q][k] * g->kb[k * b->n + j];
+            v /= L[q][q];
+            g->kb[q * b->n + j] = v;
+            shrink += v * v;
+        }
+        g->score[j] = shrink;
+    }
+    return 1;
+}
+
 /* The score of every untried candidate (g->score): log expected
  * improvement plus log chance of being measurable. */
 static void score_all(gp *g)
 {
     const fattn_book *b = &g->book;
     double sd0 = sqrt(g->s2), ybest = log(g->stall.best);
+    int kb = g->batch > 1 && b->npending && believe(g, &ybest);
     for (size_t j = 0; j < b->n; ++j) {
         if (b->state[j] != FATTN_CAND_UNTRIED)
             continue;
-        double sd = sd0 * sqrt(g->var[j] > 1e-12 ? g->var[j] : 1e-12);
+        double v = g->var[j] - (kb ? g->score[j] : 0);
+        double sd = sd0 * sqrt(v > 1e-12 ? v : 1e-12);
         double u = (ybest - g->m - g->mu[j]) / sd;
         g->score[j] = log_ei(u, sd) + log(measurable(g, j));
     }
@@ -375,7 +439,7 @@ static long next(fattn_strategy *base)
         return -1;
     if (b->nproposed < GP_STARTUP || (!g->nmeasured && !b->npending))
         i = fattn_lhs_next(&g->design, b, &g->rng); /* nothing to model yet: keep exploring */
-    else if (b->npending)
+    else if (b->npending >= (size_t)g->batch)
         return FATTN_STRATEGY_WAIT;
     else if (fattn_rng_uniform(&g->rng) < fattn_stall_explore(&g->stall, GP_PATIENCE, GP_RAMP, GP_EXPLORE_MAX)) {
         i = -1;
@@ -436,9 +500,26 @@ static size_t hint(fattn_strategy *base, size_t *out, size_t k)
     return m;
 }
 
+static void batch(fattn_strategy *base, int k)
+{
+    gp *g = (gp *)base;
+    g->batch = k < 1 ? 1 : k > FATTN_STRATEGY_BATCH_MAX ? FATTN_STRATEGY_BATCH_MAX : k;
+    free(g->kb);
+    free(g->pend);
+    g->kb = fattn_xcalloc((size_t)g->batch * (g->book.n ? g->book.n : 1), sizeof *g->kb);
+    g->pend = fattn_xcalloc((size_t)g->batch, sizeof *g->pend);
+}
+
+static void claim(fattn_strategy *base, size_t i)
+{
+    fattn_book_propose(&((gp *)base)->book, i);
+}
+
 static void destroy(fattn_strategy *base)
 {
     gp *g = (gp *)base;
+    free(g->kb);
+    free(g->pend);
     for (size_t k = 0; k < g->rows; ++k)
         free(g->V[k]);
     free(g->V);
@@ -468,4 +549,6 @@ const fattn_strategy_ops fattn_strategy_gp = {
     observe,
     destroy,
     hint,
+    batch,
+    claim,
 };

@@ -85,6 +85,11 @@ static void observe(fattn_strategy *base, size_t i, int ok, double median_us)
     fattn_book_observe(&s->book, i, ok, median_us);
 }
 
+static void claim(fattn_strategy *base, size_t i)
+{
+    fattn_book_propose(&((lhs_strategy *)base)->book, i);
+}
+
 static void destroy(fattn_strategy *base)
 {
     lhs_strategy *s = (lhs_strategy *)base;
@@ -94,6 +99,9 @@ static void destroy(fattn_strategy *base)
 }
 
 const fattn_strategy_ops fattn_strategy_lhs = {
-    "lhs",   "Latin hypercube designs of 20 points, each point's nearest untried survivor", create, next, observe,
-    destroy,
+    "lhs",   "Latin hypercube designs of 20 points, each point's nearest untried survivor",
+    create,  next,
+    observe, destroy,
+    NULL,    NULL,
+    claim,
 };

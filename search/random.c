@@ -48,6 +48,12 @@ static void observe(fattn_strategy *s, size_t i, int ok, double median_us)
     ((random_order *)s)->done[i] = 1;
 }
 
+/* Done as far as the order goes: never handed out. */
+static void claim(fattn_strategy *s, size_t i)
+{
+    ((random_order *)s)->done[i] = 1;
+}
+
 static void destroy(fattn_strategy *s)
 {
     random_order *r = (random_order *)s;
@@ -57,5 +63,9 @@ static void destroy(fattn_strategy *s)
 }
 
 const fattn_strategy_ops fattn_strategy_random = {
-    "random", "gate survivors in a seeded random order, without replacement", create, next, observe, destroy,
+    "random", "gate survivors in a seeded random order, without replacement",
+    create,   next,
+    observe,  destroy,
+    NULL,     NULL,
+    claim,
 };

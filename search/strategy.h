@@ -21,6 +21,9 @@ typedef struct fattn_strategy fattn_strategy;
 
 #define FATTN_STRATEGY_WAIT (-2L)
 
+/* The most proposals a strategy keeps outstanding (batch()). */
+#define FATTN_STRATEGY_BATCH_MAX 16
+
 typedef struct fattn_strategy_ops {
     const char *name;
     const char *summary;
@@ -39,6 +42,16 @@ typedef struct fattn_strategy_ops {
      * search loop compiles these ahead into the compile cache, so that a
      * strategy that waits for every outcome keeps the compile threads busy. */
     size_t (*hint)(fattn_strategy *s, size_t *out, size_t k);
+    /* Optional (NULL: it hands out its order whatever is outstanding): the
+     * search has k GPUs (k >= 1, 1 by default); after its start the
+     * strategy then proposes until k of its proposals are outstanding, each
+     * chosen as if the outstanding ones had an outcome already (a fantasy:
+     * the constant liar, the kriging believer), before it waits. */
+    void (*batch)(fattn_strategy *s, int k);
+    /* Candidate i, untried, is proposed by the search loop itself (a trial
+     * a resumed study had running when it stopped): the strategy counts it
+     * outstanding, never proposes it, and is told its outcome by observe(). */
+    void (*claim)(fattn_strategy *s, size_t i);
 } fattn_strategy_ops;
 
 struct fattn_strategy {

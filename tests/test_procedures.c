@@ -607,12 +607,31 @@ static void search_two_families(void)
         CHECK_INT(stop, FATTN_TUNE_TRIALS);
         CHECK_INT((long long)p.evaluated, 2);
         CHECK(wg >= 1);
-        /* Resumed with what the study holds: nothing proposed again. */
+        /* Resumed with what the study holds: nothing proposed again; a
+         * trial it had running (an mma candidate not tried) comes first. */
         fattn_resume res = {0};
         CHECK_INT(fattn_resume_load(s, id, &res), FATTN_OK);
         CHECK(res.nprior >= 2);
+        char rerun[FATTN_KEY_MAX] = "", *reruns[1] = {rerun};
+        for (size_t k = lf[0].sv.nsurvivors; k-- > 0 && !rerun[0];) {
+            fattn_config cfg;
+            fattn_space_config(&lf[0].space, lf[0].sv.survivors[k], &cfg);
+            fattn_config_key(&cfg, rerun);
+            if (fattn_resume_has(&res, rerun))
+                rerun[0] = '\0';
+        }
+        CHECK(rerun[0] != '\0');
+        const long long next = seq;
         tc.prior = res.prior, tc.nprior = res.nprior, tc.max_trials = 0;
+        tc.rerun = (const char *const *)reruns, tc.nrerun = 1;
         CHECK_INT(fattn_tune_run(&tc, &p, &stop), FATTN_OK);
+        char first[256];
+        snprintf(first, sizeof first,
+                 "SELECT count(*) FROM trials WHERE study_id = %lld AND seq = (SELECT min(seq) FROM trials WHERE "
+                 "study_id = %lld AND seq >= %lld) AND config_key = '%s'",
+                 id, id, next, rerun);
+        CHECK_INT(count(s, first), 1);
+        tc.rerun = NULL, tc.nrerun = 0;
         CHECK_INT(stop, FATTN_TUNE_EXHAUSTED);
         CHECK_INT((long long)p.tried, 16);
         CHECK_INT((long long)p.resumed, (long long)res.nprior);

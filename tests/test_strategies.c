@@ -20,6 +20,12 @@
  * (compiles) until the target. --candidates prints the candidates with
  * their outcomes instead, for peers (lab/search-quality/optuna_peer.py).
  *
+ * --batch K drives each strategy as a search over K GPUs does (search
+ * --devices): told batch(K), the window K - 1 proposals wider, the
+ * outcomes in proposal order (each trial taking the same time, they end in
+ * the order they start); the trials until the target are counted as
+ * before, so the table compares a batch's search quality with one GPU's.
+ *
  * With FATTN_TRACE set in the environment it also writes each run's trials to
  * stderr, for studying a strategy's path: `run STRATEGY SEED` at the start
  * of a run, then `trace TRIAL CANDIDATE KEY KIND TIME/OPTIMUM` per trial
@@ -35,7 +41,9 @@
 #include "t_landscape.h"
 #include "util/err.h"
 
-enum { AHEAD = 8, MAX_SEEDS = 256, HINT_K = 8 };
+enum { AHEAD = 8, MAX_SEEDS = 256, HINT_K = 8, MAX_BATCH = FATTN_STRATEGY_BATCH_MAX };
+/* --batch K: the GPUs (1: one). */
+static int batch_k = 1;
 /* Proposals made once the strategy had waited, and those of them a hint()
  * named before (what compiling ahead would have served from the cache). */
 static size_t hint_props, hint_hits;
@@ -70,9 +78,12 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
     if (trace)
         fprintf(stderr, "run %s %llu\n", ops->name, (unsigned long long)seed);
     fattn_strategy *s = ops->create(S.cfg, S.n, seed);
+    if (batch_k > 1 && ops->batch)
+        ops->batch(s, batch_k);
+    const size_t window = AHEAD + (size_t)batch_k - 1;
     unsigned char *seen = fattn_xcalloc(S.n, 1), *hinted = fattn_xcalloc(S.n, 1);
     int waited = 0;
-    long fifo[AHEAD];
+    long fifo[AHEAD + MAX_BATCH];
     size_t head = 0, pending = 0, trials = 0, outcomes = 0, hit = 0;
     int exhausted = 0, dup = 0, bad_wait = 0, proposed_told = 0;
     double best = HUGE_VAL;
@@ -86,7 +97,7 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
                 ops->observe(s, i, S.kind[i] == 0, S.y[i]);
             }
     for (;;) {
-        while (!exhausted && pending < AHEAD) {
+        while (!exhausted && pending < window) {
             long i = ops->next(s);
             if (i == FATTN_STRATEGY_WAIT) {
                 bad_wait += pending == 0;
@@ -117,12 +128,12 @@ static size_t drive(const fattn_strategy_ops *ops, uint64_t seed, const unsigned
             }
             dup += seen[i];
             seen[i] = 1;
-            fifo[(head + pending++) % AHEAD] = i;
+            fifo[(head + pending++) % window] = i;
         }
         if (!pending)
             break;
         size_t i = (size_t)fifo[head];
-        head = (head + 1) % AHEAD;
+        head = (head + 1) % window;
         --pending;
         trials += S.kind[i] != 1;
         if (!hit)
@@ -186,9 +197,9 @@ static int wanted(const char *name)
 
 static void quality(void)
 {
-    printf("\ntrials (GPU runs) until a configuration within 2%% of the optimum is measured, seeds 1..%d; the best "
-           "measured within %d and %d trials over the optimum:\n\n",
-           nseeds, AT1, AT2);
+    printf("\ntrials (GPU runs) until a configuration within 2%% of the optimum is measured, seeds 1..%d, %d GPU%s; "
+           "the best measured within %d and %d trials over the optimum:\n\n",
+           nseeds, batch_k, batch_k == 1 ? "" : "s", AT1, AT2);
     printf("| strategy | median | mean | min | max | per seed | best@%d per seed | best@%d per seed |\n"
            "|---|---|---|---|---|---|---|---|\n",
            AT1, AT2);
@@ -280,14 +291,21 @@ static void exhausts(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_strategies SPACE LANDSCAPE [SEEDS [--median-at-most STRATEGY=N]... | "
-                        "--candidates]\n");
+        fprintf(stderr, "usage: test_strategies SPACE LANDSCAPE [SEEDS [--batch K] [--median-at-most STRATEGY=N]... "
+                        "| --candidates]\n");
         return T_HARNESS;
     }
     int dump = argc > 3 && !strcmp(argv[3], "--candidates");
     if (argc > 3 && !dump)
         nseeds = atoi(argv[3]);
-    for (int a = 4; a + 1 < argc && !strcmp(argv[a], "--median-at-most") && nbounds < 8; a += 2) {
+    int a = 4;
+    if (a + 1 < argc && !strcmp(argv[a], "--batch")) {
+        batch_k = atoi(argv[a + 1]);
+        if (batch_k < 1 || batch_k > MAX_BATCH)
+            return T_HARNESS;
+        a += 2;
+    }
+    for (; a + 1 < argc && !strcmp(argv[a], "--median-at-most") && nbounds < 8; a += 2) {
         const char *eq = strchr(argv[a + 1], '=');
         if (!eq)
             return T_HARNESS;

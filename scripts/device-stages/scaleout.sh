@@ -4,7 +4,10 @@
 # its helpers (say, ok, bad, run, sql, md_table) and variables (tool, arch,
 # work, OUT, report, log, root) are device-check.sh's.
 #
-# A campaign on the GPU as a user runs one: two rows (a launch-bound shape
+# search --devices all on the lease's GPUs (one, or more): 12 trials, each
+# recording its GPU's UUID as the driver gives it (and with several GPUs,
+# the reference configuration timed on each). Then a campaign on the GPU as
+# a user runs one: two rows (a launch-bound shape
 # and a compute-bound causal one) over every family the GPU runs, with
 # --devices 0, each row's budget $FATTN_SCALEOUT_BUDGET (default 45s); the
 # campaign run again, which must find both rows done and run nothing; the
@@ -18,15 +21,28 @@ scaleout_budget() { fattn_duration_s "${FATTN_SCALEOUT_BUDGET:-45s}"; }
 est_scaleout() {
     local b
     b=$(scaleout_budget)
-    echo "$((2 * b + 60)) a 2-row campaign (2 x ${b} s of search), run again, confirm --n 30, export, merge"
+    echo "$((2 * b + 120)) search --devices all (12 trials), a 2-row campaign (2 x ${b} s of search), run again, confirm --n 30, export, merge"
 }
 
 stage_scaleout() {
     local dir=$work/scaleout b study gpu
     b=$(scaleout_budget)
     mkdir -p "$dir"
-    say "## Scale-out (issue 53): a campaign of two rows on GPU 0"
+    say "## Scale-out (issue 53): search --devices all, a campaign of two rows on GPU 0"
     say ""
+    local uuids ngpu
+    if run "$tool" --db "$dir/d.db" search --shape 1,8,512,64 --arch "$arch" --devices all --trials 12 --jobs "$(nproc)"; then
+        uuids=$(sql "$dir/d.db" "SELECT group_concat(u, ' ') FROM (SELECT DISTINCT gpu_uuid AS u FROM trials WHERE run_ms IS NOT NULL)")
+        ngpu=$(sql "$dir/d.db" "SELECT count(DISTINCT gpu_uuid) FROM trials WHERE run_ms IS NOT NULL")
+        if [ "$(sql "$dir/d.db" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL AND gpu_uuid GLOB 'GPU-[0-9a-f]*-*-*-*-*'")" = \
+            "$(sql "$dir/d.db" "SELECT count(*) FROM trials WHERE run_ms IS NOT NULL")" ]; then
+            ok "search --devices all: 12 trials on $ngpu GPU(s), each with its GPU's UUID ($uuids); spread $(sql "$dir/d.db" "SELECT CASE WHEN gpu_spread_pct IS NULL THEN 'not measured (one GPU)' ELSE printf('%.2f%%', gpu_spread_pct) END FROM studies")"
+        else
+            bad "search --devices all: a trial without its GPU's UUID ($uuids)"
+        fi
+    else
+        bad "search --devices all --trials 12 failed (check.log)"
+    fi
     printf 'shape\tmask\tbudget\tname\n1,8,512,64\tnone\t%ss\tlaunch-bound\n4,16,2048,128\tcausal\t%ss\tcompute-bound, causal\n' \
         "$b" "$b" >"$dir/campaign.tsv"
     if run "$tool" --db "$dir/c.db" campaign "$dir/campaign.tsv" --devices 0 -- --arch "$arch" --jobs "$(nproc)"; then

@@ -144,6 +144,15 @@ int cli_long(const char *option, const char *arg, long min, long max, long *out)
 int cli_int(const char *option, const char *arg, long min, long max, int *out);
 int cli_id(const char *option, const char *arg, long long *out);
 
+/* --devices LIST: GPU ordinals, each once (at most max), into devices[],
+ * *n of them; "all" sets *n to -1, for cli_devices_all() once the options
+ * are checked. A usage error naming the list otherwise. */
+int cli_devices(const char *arg, int *devices, int max, int *n);
+
+/* --devices all: every GPU the driver lists (at most max); the fake
+ * engine's (FATTN_WORKER_HOOK) are its gpus=N, 1 by default. */
+int cli_devices_all(int *devices, int max, int *n);
+
 /* The whole command line as one string (caller frees). */
 char *cli_command_line(const cli_common *c);
 

@@ -62,52 +62,11 @@ typedef struct campaign_cli {
     int gpus_per_task, rows_per_task;
 } campaign_cli;
 
-/* --devices all: every GPU the driver lists. */
-static int all_devices(fattn_campaign_opts *o)
-{
-    char why[256] = "";
-    fattn_gpu_info g;
-    o->ndevices = 0;
-    while (o->ndevices < FATTN_CAMPAIGN_MAX_DEVICES && !fattn_gpu_probe(o->ndevices, &g, why, sizeof why))
-        o->devices[o->ndevices] = o->ndevices, ++o->ndevices;
-    if (!o->ndevices)
-        return fattn_error(FATTN_EFAIL, "--devices all: %s", *why ? why : "no GPU");
-    return FATTN_OK;
-}
-
-static int parse_devices(fattn_campaign_opts *o, const char *arg)
-{
-    if (!strcmp(arg, "all")) {
-        o->ndevices = -1; /* probed once the options are checked */
-        return FATTN_OK;
-    }
-    char *copy = fattn_xstrdup(arg), *save = NULL;
-    int rc = strspn(arg, ",") == strlen(arg) ? FATTN_EUSAGE : FATTN_OK;
-    o->ndevices = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        long d;
-        if (o->ndevices == FATTN_CAMPAIGN_MAX_DEVICES || fattn_parse_long(tok, 0, 1023, &d)) {
-            rc = FATTN_EUSAGE;
-            break;
-        }
-        for (int k = 0; k < o->ndevices; ++k)
-            if (o->devices[k] == d)
-                rc = FATTN_EUSAGE;
-        o->devices[o->ndevices++] = (int)d;
-    }
-    free(copy);
-    if (rc)
-        return fattn_error(FATTN_EUSAGE,
-                           "--devices '%s': expected GPU ordinals, each once, such as 0,1,3 (at most %d), or all", arg,
-                           FATTN_CAMPAIGN_MAX_DEVICES);
-    return FATTN_OK;
-}
-
 static int handle(void *ctx, int opt, const char *arg)
 {
     campaign_cli *o = ctx;
     switch (opt) {
-    case OPT_DEVICES: return parse_devices(&o->run, arg);
+    case OPT_DEVICES: return cli_devices(arg, o->run.devices, FATTN_CAMPAIGN_MAX_DEVICES, &o->run.ndevices);
     case OPT_ROWS: o->run.rows = arg; return FATTN_OK;
     case OPT_NEW: o->run.fresh = 1; return FATTN_OK;
     case OPT_EMIT:
@@ -186,7 +145,7 @@ int cmd_campaign(int argc, char **argv, cli_common *c)
         return dashdash == first ? fattn_error(FATTN_EUSAGE, "campaign: expected a campaign FILE (such as "
                                                              "search/campaign-seeds.tsv)")
                                  : cli_extra_operand("campaign", argv[first + 1]);
-    if (o.run.ndevices < 0 && (rc = all_devices(&o.run)))
+    if (o.run.ndevices < 0 && (rc = cli_devices_all(o.run.devices, FATTN_CAMPAIGN_MAX_DEVICES, &o.run.ndevices)))
         return rc;
     if (o.emit_dir) {
         if (c->db_given)

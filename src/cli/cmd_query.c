@@ -28,6 +28,8 @@ static const char help[] =
     "       fattn-tune query sim [--run N] [--limit N]     a simulator run's verdicts (fattn-tune check),\n"
     "                                                      failures first\n"
     "       fattn-tune query simruns                       every simulator run\n"
+    "       fattn-tune query gpus [--study N]              a search over several GPUs: the reference\n"
+    "                                                      configuration's time on each, by round\n"
     "       fattn-tune query --sql 'SELECT ...'            one SELECT or reading PRAGMA (docs/schema.md)\n"
     "\n"
     "Opens the database read-only. --study defaults to the latest study.\n"
@@ -97,7 +99,7 @@ static int pick_view(int argc, char **argv, int *first, const query_opts *o, con
     if (!(*v = fattn_view_find(name)))
         return fattn_error(FATTN_EUSAGE,
                            "query: unknown subcommand '%s'; expected studies, trials, top, rejections, "
-                           "trial ID, cache, landscape, confirmations, sim or simruns",
+                           "trial ID, cache, landscape, confirmations, sim, simruns or gpus",
                            name);
     if ((*v)->of == FATTN_VIEW_OF_TRIAL) {
         if (*first >= argc)

@@ -32,6 +32,7 @@ static const char help_head[] =
     "usage: fattn-tune search --shape B,H,S,D [--strategy NAME] [--trials N] [--budget DURATION]\n"
     "                         [--evaluator gpu|replay:FILE] [options]\n"
     "       fattn-tune search --resume STUDY [--budget DURATION] [--trials N] [--jobs N] [--device N]\n"
+    "                         [--devices LIST]\n"
     "\n"
     "Searches every attention family the GPU runs (sm_90: mma and wgmma; --family or --space to\n"
     "narrow it) in one study: each family's strategy models its own parameters, and a scheduler\n"
@@ -59,6 +60,12 @@ static const char help_head[] =
     "                       family: the study searches the landscapes' families unless --family or\n"
     "                       --space says which\n"
     "  --jobs N             compile threads (default: the number of processors)\n"
+    "  --devices LIST       the GPUs to measure on, e.g. 0,1,3, or all (at most 16, of one model):\n"
+    "                       each trial runs on one of them alone, side by side with the others;\n"
+    "                       the strategy proposes a batch (gp and tpe as if the trials running had\n"
+    "                       an outcome); a reference configuration is timed on every GPU after the\n"
+    "                       first measured trial and every 50 trials, a spread over 2% flagged;\n"
+    "                       each trial records its GPU's UUID (docs/scale-out.md). Replaces --device\n"
     "  --campaign-row UUID:ROW  the campaign row the study runs (fattn-tune campaign gives it, so that\n"
     "                       a run again finds the row's study)\n"
     "  --unsafe-skip-gate G test only: ignore gate G's rejections (e.g. to show a faulting layout is\n"
@@ -72,6 +79,7 @@ typedef struct search_opts {
     const char *budget_arg; /* --budget as given */
     unsigned skip;
     long long resume;
+    int devices[FATTN_TUNE_MAX_DEVICES];
     char *campaign_uuid_text; /* --campaign-row's UUID, owned */
 } search_opts;
 
@@ -108,6 +116,7 @@ static int handle(void *ctx, int opt, const char *arg)
         return FATTN_OK;
     case OPT_SKIP_GATE: return cli_skip_gate_option(&o->skip, arg);
     case OPT_RESUME: return cli_id("--resume", arg, &o->resume);
+    case OPT_DEVICES: return cli_devices(arg, o->devices, FATTN_TUNE_MAX_DEVICES, &o->run.ndevices);
     case OPT_CAMPAIGN_ROW: {
         /* UUID:ROW, as fattn-tune campaign gives it. */
         const char *colon = strchr(arg, ':');
@@ -171,6 +180,33 @@ static int resume_args(search_opts *o, fattn_target *t, cli_common *c, const str
     return FATTN_OK;
 }
 
+/* Whether argv[1..argc) names option `name` ("--device") before any "--",
+ * as --name or --name=V (an abbreviation of either is ambiguous). */
+static int names_option(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; ++i) {
+        size_t len = strcspn(argv[i], "=");
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (len == strlen(name) && !strncmp(argv[i], name, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* --device N and --devices LIST: one of them. Resumed, the one given now
+ * replaces the study's. */
+static int one_device_option(search_opts *o, int argc, char **argv, long long resume)
+{
+    const int device = names_option(argc, argv, "--device"), devices = names_option(argc, argv, "--devices");
+    if (device && devices)
+        return fattn_error(FATTN_EUSAGE, "--device and --devices: expected one of them (--devices LIST for several "
+                                         "GPUs, --device N for one)");
+    if (resume && device)
+        o->run.ndevices = 0; /* the study's --devices gives way to --device N */
+    return FATTN_OK;
+}
+
 /* The minimum holds for a budget given now (a resumed study's own may be
  * older than it). */
 static int check_budget(const search_opts *o)
@@ -195,6 +231,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
         {"unsafe-skip-gate", required_argument, NULL, OPT_SKIP_GATE},
         {"resume", required_argument, NULL, OPT_RESUME},
         {"campaign-row", required_argument, NULL, OPT_CAMPAIGN_ROW},
+        {"devices", required_argument, NULL, OPT_DEVICES},
         {NULL, 0, NULL, 0},
     };
     search_opts o = SEARCH_DEFAULTS;
@@ -210,7 +247,7 @@ int cmd_search(int argc, char **argv, cli_common *c)
     if ((rc = cli_parse(argc, argv, &(cli_spec){opts, "", CLI_TARGET | CLI_MEASURE, handle, help_head}, &o, c, &t,
                         &o.run.measure, NULL)))
         goto out;
-    if ((rc = check_budget(&o)))
+    if ((rc = check_budget(&o)) || (rc = one_device_option(&o, argc, argv, 0)))
         goto out;
     /* --resume: the study must be free (before any GPU work; reopening checks again). */
     if (o.resume
@@ -218,6 +255,11 @@ int cmd_search(int argc, char **argv, cli_common *c)
             || (rc = fattn_resume_load(store, o.resume, &res)) || (rc = fattn_store_study_free(store, o.resume))
             || (rc = resume_args(&o, &t, c, opts, &res, &argc, &argv, &merged))))
         goto out;
+    if (o.resume && (rc = one_device_option(&o, c->argc, c->argv, o.resume)))
+        goto out;
+    if (o.run.ndevices < 0 && (rc = cli_devices_all(o.devices, FATTN_TUNE_MAX_DEVICES, &o.run.ndevices)))
+        goto out;
+    o.run.devices = o.devices;
     args = fattn_search_args_json(argc, argv);
     cmdline = cli_command_line(c);
     t.lim.skip = o.skip;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/device.h"
+#include "run/engine.h"
 #include "util/err.h"
 #include "util/misc.h"
 #include "util/paths.h"
@@ -66,6 +68,50 @@ int cli_id(const char *option, const char *arg, long long *out)
     int rc = cli_long(option, arg, 1, 2147483647L, &v);
     *out = rc ? *out : v;
     return rc;
+}
+
+int cli_devices(const char *arg, int *devices, int max, int *n)
+{
+    if (!strcmp(arg, "all")) {
+        *n = -1;
+        return FATTN_OK;
+    }
+    char *copy = fattn_xstrdup(arg), *save = NULL;
+    int rc = strspn(arg, ",") == strlen(arg) ? FATTN_EUSAGE : FATTN_OK;
+    *n = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        long d;
+        if (*n == max || fattn_parse_long(tok, 0, 1023, &d)) {
+            rc = FATTN_EUSAGE;
+            break;
+        }
+        for (int k = 0; k < *n; ++k)
+            if (devices[k] == d)
+                rc = FATTN_EUSAGE;
+        devices[(*n)++] = (int)d;
+    }
+    free(copy);
+    if (rc)
+        return fattn_error(FATTN_EUSAGE,
+                           "--devices '%s': expected GPU ordinals, each once, such as 0,1,3 (at most %d), or all", arg,
+                           max);
+    return FATTN_OK;
+}
+
+int cli_devices_all(int *devices, int max, int *n)
+{
+    char why[256] = "", gpus[16];
+    fattn_gpu_info g;
+    int fake = getenv("FATTN_WORKER_HOOK") != NULL;
+    long nfake = 1;
+    if (fake && fattn_fake_hook("gpus", gpus, sizeof gpus) && fattn_parse_long(gpus, 1, 1023, &nfake))
+        return fattn_error(FATTN_EUSAGE, "FATTN_WORKER_HOOK gpus=%s: expected a count of fake GPUs, 1 or more", gpus);
+    *n = 0;
+    while (*n < max && (fake ? *n < nfake : !fattn_gpu_probe(*n, &g, why, sizeof why)))
+        devices[*n] = *n, ++*n;
+    if (!*n)
+        return fattn_error(FATTN_EFAIL, "--devices all: %s", *why ? why : "no GPU");
+    return FATTN_OK;
 }
 
 int cli_open_db(const cli_common *c, fattn_store **s)

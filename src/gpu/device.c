@@ -52,6 +52,14 @@ int fattn_gpu_probe(int ordinal, fattn_gpu_info *out, char *why, size_t why_size
             return FATTN_EFAIL;
         }
     }
+    CUuuid u;
+    if ((r = cu.cuDeviceGetUuid(&u, dev))) {
+        snprintf(why, why_size, "device %d: UUID query failed: %s", ordinal, fattn_cu_error_name(&cu, r));
+        return FATTN_EFAIL;
+    }
+    const unsigned char *b = (const unsigned char *)u.bytes;
+    snprintf(out->uuid, sizeof out->uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
     out->ordinal = ordinal;
     /* The library stays loaded: unloading an initialized driver is unsafe. */
     return FATTN_OK;
@@ -60,9 +68,10 @@ int fattn_gpu_probe(int ordinal, fattn_gpu_info *out, char *why, size_t why_size
 void fattn_gpu_info_json(const fattn_gpu_info *g, char *out, size_t n)
 {
     snprintf(out, n,
-             "{\"ordinal\":%d,\"name\":\"%s\",\"compute_capability\":\"%d.%d\",\"sm_count\":%d,\"total_mem\":%zu,"
+             "{\"ordinal\":%d,\"name\":\"%s\",\"uuid\":\"%s\",\"compute_capability\":\"%d.%d\",\"sm_count\":%d,\"total_"
+             "mem\":%zu,"
              "\"smem_per_block_optin\":%d,\"smem_per_sm\":%d,\"l2_bytes\":%d,\"clock_khz\":%d,\"mem_clock_khz\":%d,"
              "\"mem_bus_bits\":%d,\"driver_version\":%d}",
-             g->ordinal, g->name, g->cc_major, g->cc_minor, g->sm_count, g->total_mem, g->smem_per_block_optin,
+             g->ordinal, g->name, g->uuid, g->cc_major, g->cc_minor, g->sm_count, g->total_mem, g->smem_per_block_optin,
              g->smem_per_sm, g->l2_bytes, g->clock_khz, g->mem_clock_khz, g->mem_bus_bits, g->driver_version);
 }

@@ -13,6 +13,7 @@
 typedef struct fattn_gpu_info {
     int ordinal;
     char name[256];
+    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi writes it */
     int cc_major, cc_minor;
     int sm_count;
     size_t total_mem;

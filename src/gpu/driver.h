@@ -28,6 +28,7 @@
     X(cuDeviceGetName, 2000)                                                                                           \
     X(cuDeviceGetAttribute, 2000)                                                                                      \
     X(cuDeviceTotalMem, 3020)                                                                                          \
+    X(cuDeviceGetUuid, 11040)                                                                                          \
     X(cuDevicePrimaryCtxRetain, 7000)                                                                                  \
     X(cuDevicePrimaryCtxRelease, 11000)                                                                                \
     X(cuCtxSetCurrent, 4000)                                                                                           \

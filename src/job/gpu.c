@@ -48,6 +48,12 @@ int fattn_gpu_arch(fattn_target *t, fattn_gpu *g, const char *cmd, const char *w
 int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *tm, const char *kernel_dir,
                              const char *include, fattn_evaluator **ev)
 {
+    return fattn_open_gpu_evaluators(t, tm, kernel_dir, include, &t->device, 1, ev);
+}
+
+int fattn_open_gpu_evaluators(const fattn_target *t, const fattn_measure *tm, const char *kernel_dir,
+                              const char *include, const int *devices, int n, fattn_evaluator **ev)
+{
     fattn_kernel_src ref;
     fattn_options o;
     fattn_nvrtc_result r;
@@ -85,7 +91,21 @@ int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *tm, con
         .setup_timeout_ms = (int)tm->setup_ms,
     };
     signal(SIGPIPE, SIG_IGN);
-    rc = fattn_evaluator_open_gpu(&gc, ev);
+    for (int k = 0; k < n && !rc; ++k) {
+        gc.device = devices[k];
+        rc = fattn_evaluator_open_gpu(&gc, &ev[k]);
+    }
+    /* Several GPUs: one model (the same model is not the same speed:
+     * the search times a reference on each, tune.h). */
+    for (int k = 1; k < n && !rc; ++k)
+        if (strcmp(ev[k]->device, ev[0]->device))
+            rc = fattn_error(FATTN_EUSAGE,
+                             "--devices: GPU %d is %s and GPU %d is %s; a study is measured on one GPU model: expected "
+                             "GPUs of one model (a search per model)",
+                             devices[0], ev[0]->device, devices[k], ev[k]->device);
+    if (rc)
+        for (int k = 0; k < n; ++k)
+            fattn_evaluator_close(&ev[k]);
     fattn_nvrtc_result_release(&r);
     return rc;
 }

@@ -184,6 +184,13 @@ void fattn_measure_plan(fattn_measure *m, fattn_target *t, const fattn_gpu *g);
 int fattn_open_gpu_evaluator(const fattn_target *t, const fattn_measure *m, const char *kernel_dir, const char *include,
                              fattn_evaluator **ev);
 
+/* The same on each of n GPUs (devices[], the first t's), the reference
+ * compiled once: ev[k] GPU devices[k]'s. GPUs of different models are a
+ * usage error naming two (a study is measured on one model); on failure
+ * none is left open. */
+int fattn_open_gpu_evaluators(const fattn_target *t, const fattn_measure *m, const char *kernel_dir,
+                              const char *include, const int *devices, int n, fattn_evaluator **ev);
+
 /* For procedures that run one given configuration (bench, confirm): the
  * static gates, and NVRTC with the post-compile gates (into *item, whose cfg
  * is set). Either failing is an error "WHO is rejected by the G gate:

@@ -14,6 +14,7 @@
 #include "gates/gates.h"
 #include "report/html.h"
 #include "store/read.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/misc.h"
 
@@ -60,6 +61,17 @@ static int study_table(fattn_store *s, long long study, FILE *f)
             fattn_html_escape(f, shape);
             fputs("</td></tr>\n", f);
         }
+    }
+    if (sqlite3_column_int(st, 21) > 1 && sqlite3_column_type(st, 22) != SQLITE_NULL) {
+        /* A search over several GPUs: how far apart the reference found them. */
+        const double spread = sqlite3_column_double(st, 22);
+        fprintf(
+            f,
+            "<tr><th>GPUs</th><td id=\"gpus\" class=\"%s\">%d, the reference configuration %.1f%% apart%s</td></tr>\n",
+            spread > FATTN_TUNE_SPREAD_PCT ? "spread" : "even", sqlite3_column_int(st, 21), spread,
+            spread > FATTN_TUNE_SPREAD_PCT ? " (over 2%: the trials' times come from GPUs that differ; fattn-tune "
+                                             "query gpus)"
+                                           : "");
     }
     fattn_hw_status hw;
     char hwline[FATTN_HW_LINE_MAX];

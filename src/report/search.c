@@ -95,6 +95,18 @@ void fattn_report_search(const fattn_search_report *rep, const char *strategy, c
     if (p->abandoned)
         fprintf(f, "; %d compile%s given up at the end", p->abandoned, p->abandoned == 1 ? "" : "s");
     fputc('\n', f);
+    /* Several GPUs: which, and how far apart the reference found them. */
+    if (rep->ndev > 1) {
+        fprintf(f, "GPUs: %d (%s), each trial on one; evaluating %.1f s of GPU time in %.1f s", rep->ndev, rep->devices,
+                p->eval_ms / 1000.0, rep->run_ms / 1000.0);
+        if (p->ref_rounds)
+            fprintf(f, "; the reference configuration on each in %d round%s: spread %.1f%%%s", p->ref_rounds,
+                    p->ref_rounds == 1 ? "" : "s", p->spread_pct,
+                    p->spread_pct > FATTN_TUNE_SPREAD_PCT ? " (over 2%: the GPUs differ; fattn-tune query gpus)" : "");
+        else
+            fprintf(f, "; the reference configuration not timed (nothing measured)");
+        fputc('\n', f);
+    }
 }
 
 void fattn_report_search_progress(const fattn_tune_progress *p, int tty, double now, double deadline_ms, FILE *f)

@@ -26,6 +26,15 @@
  *   slower=FRAGMENT      matching keys run 10% slower (a regression)
  *   arch=ARCH            the commands take ARCH as the GPU's arch (sm_90
  *                        when absent; fattn_fake_hook())
+ *   land=PATH            times and verdicts from a landscape file (a key it
+ *                        lacks is an error): a measured entry's samples are
+ *                        its median; a rejected one fails as its reason says
+ *                        (numerics; runtime_fault, sticky; any other as a
+ *                        launch the driver refused)
+ *   model=N:NAME         GPU N (INIT's "device") is named NAME, not the fake
+ *                        engine's name (GPUs of two models)
+ *   speed=N:F            GPU N's times are F times the others'
+ * Each GPU N has a UUID of its own, GPU-fa4e0000-0000-4000-8000-0000000000NN.
  * Otherwise the numerics are made up (passing ones near a correct fp16
  * kernel's figures). A baseline request ("baseline": "cudnn") is answered as
  * key "baseline-cudnn".
@@ -40,6 +49,7 @@
 #include <unistd.h>
 
 #include "run/engine.h"
+#include "run/landscape.h"
 #include "run/numerics.h"
 #include "run/numerics_json.h"
 #include "util/err.h"
@@ -51,6 +61,9 @@ typedef struct fake {
     fattn_tolerance tol;
     int has_plant;
     fattn_numerics plant; /* the planted bug's numerics, computed at INIT */
+    int has_land;
+    fattn_landscape land; /* land=PATH */
+    double speed;         /* this GPU's times over the others' (speed=N:F) */
 } fake;
 
 /* The fragment of behaviour `name` ("crash") in the hook, or NULL. */
@@ -86,6 +99,8 @@ static int matches(const char *hook, const char *name, const char *key)
 static void fake_fini(void *state)
 {
     fake *f = state;
+    if (f->has_land)
+        fattn_landscape_release(&f->land);
     free(f->hook);
     free(f);
 }
@@ -207,7 +222,31 @@ static int fake_init(void **state, const cJSON *req, const void *ref, size_t ref
             return -1;
         }
     }
-    cJSON_AddStringToObject(ready, "name", "fake engine (FATTN_WORKER_HOOK), no GPU");
+    const int device = (int)number(req, "device", 0);
+    char land[1024], model[300], speed[64], name[256] = "fake engine (FATTN_WORKER_HOOK), no GPU", uuid[48];
+    f->speed = 1;
+    if (behaviour(f->hook, "model", model, sizeof model) && atoi(model) == device && strchr(model, ':'))
+        snprintf(name, sizeof name, "%s", strchr(model, ':') + 1);
+    if (behaviour(f->hook, "speed", speed, sizeof speed) && atoi(speed) == device && strchr(speed, ':'))
+        f->speed = atof(strchr(speed, ':') + 1);
+    if (behaviour(f->hook, "land", land, sizeof land)) {
+        int was = fattn_error_set_quiet_thread(1), bad = fattn_landscape_load(land, &f->land);
+        fattn_error_set_quiet_thread(was);
+        if (bad) {
+            snprintf(why, why_size, "land=%s: not a landscape fattn-tune reads (%s)", land, fattn_last_error());
+            fake_fini(f);
+            return -1;
+        }
+        f->has_land = 1;
+    }
+    if (!(f->speed > 0)) {
+        snprintf(why, why_size, "speed=%s: expected N:F with F > 0", speed);
+        fake_fini(f);
+        return -1;
+    }
+    snprintf(uuid, sizeof uuid, "GPU-fa4e0000-0000-4000-8000-%012d", device);
+    cJSON_AddStringToObject(ready, "name", name);
+    cJSON_AddStringToObject(ready, "uuid", uuid);
     cJSON_AddStringToObject(ready, "compute_capability", "9.0");
     cJSON_AddNumberToObject(ready, "sm_count", 132);
     *state = f;
@@ -242,7 +281,23 @@ static int fake_one(fake *f, const char *key, int n, fattn_engine_io *io, cJSON 
         cJSON_AddStringToObject(result, "detail", "fake engine");
         return 1;
     }
-    int wrong = matches(f->hook, "numerics", key);
+    const fattn_landscape_entry *le = NULL;
+    if (f->has_land && strncmp(key, "baseline-", 9)) {
+        if (!(le = fattn_landscape_find(&f->land, key))) {
+            cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_ERROR);
+            cJSON_AddStringToObject(result, "detail", "fake engine: the key is not in the land= landscape");
+            return 0;
+        }
+        if (strcmp(le->status, "ok") && strcmp(le->reason, "numerics")) {
+            int sticky = !strcmp(le->reason, "runtime_fault");
+            cJSON_AddStringToObject(result, "status", sticky ? FATTN_EVAL_STATUS_FAULT : FATTN_EVAL_STATUS_LAUNCH);
+            cJSON_AddStringToObject(result, "error",
+                                    sticky ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_INVALID_VALUE");
+            cJSON_AddStringToObject(result, "detail", "fake engine: the landscape's verdict");
+            return sticky;
+        }
+    }
+    int wrong = matches(f->hook, "numerics", key) || (le && strcmp(le->status, "ok"));
     fattn_numerics made = {
         .n = 1000,
         .n_bad = wrong ? 17 : 0,
@@ -272,11 +327,13 @@ static int fake_one(fake *f, const char *key, int n, fattn_engine_io *io, cJSON 
     unsigned long long h = 1469598103934665603ull;
     for (const char *p = key; *p; ++p)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    double base = (4.0 + (double)(h % 8000) / 1000.0) * (matches(f->hook, "slower", key) ? 1.1 : 1.0);
+    double base = (le ? le->median_us : 4.0 + (double)(h % 8000) / 1000.0)
+                  * (matches(f->hook, "slower", key) ? 1.1 : 1.0) * f->speed;
     cJSON *samples = cJSON_AddArrayToObject(result, "samples");
     for (int i = 0; i < n; ++i) {
         h = h * 6364136223846793005ull + 1442695040888963407ull;
-        cJSON_AddItemToArray(samples, cJSON_CreateNumber(base * (1.0 + ((double)(h >> 40) / 16777216.0 - 0.5) / 50)));
+        cJSON_AddItemToArray(
+            samples, cJSON_CreateNumber(le ? base : base * (1.0 + ((double)(h >> 40) / 16777216.0 - 0.5) / 50)));
     }
     cJSON_AddStringToObject(result, "timing", "graph");
     cJSON_AddStringToObject(result, "status", FATTN_EVAL_STATUS_OK);

@@ -108,8 +108,10 @@ static int start_worker(gpu_eval *g, char *why, size_t why_size)
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(reply.json, "name");
     const cJSON *sms = cJSON_GetObjectItemCaseSensitive(reply.json, "sm_count");
     g->sm_count = cJSON_IsNumber(sms) ? sms->valueint : 0;
+    const cJSON *uuid = cJSON_GetObjectItemCaseSensitive(reply.json, "uuid");
     if (cJSON_IsString(name))
         snprintf(g->base.device, sizeof g->base.device, "%s", name->valuestring);
+    snprintf(g->base.uuid, sizeof g->base.uuid, "%s", cJSON_IsString(uuid) ? uuid->valuestring : "");
     char *props = cJSON_PrintUnformatted(reply.json);
     snprintf(g->base.device_json, sizeof g->base.device_json, "%s", props ? props : "{}");
     cJSON_free(props);
@@ -353,6 +355,7 @@ int fattn_evaluator_open_gpu(const fattn_gpu_eval_config *c, fattn_evaluator **o
     char why[512];
     gpu_eval *g = fattn_xcalloc(1, sizeof *g);
     g->base.ops = &gpu_ops;
+    g->base.ordinal = c->device;
     g->cfg = *c;
     if (g->cfg.setup_timeout_ms <= 0)
         g->cfg.setup_timeout_ms = 300000;

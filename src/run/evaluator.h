@@ -96,6 +96,8 @@ struct fattn_evaluator {
     char method[512]; /* how times are measured, for the study and the output */
     char device[256]; /* the GPU's name (or the landscape's) */
     char device_json[1024];
+    char uuid[64];       /* the GPU's UUID, "GPU-..." as nvidia-smi writes it ("" when none: replay) */
+    int ordinal;         /* the GPU's device number */
     int workers_started; /* gpu: workers started, the first included */
 };
 

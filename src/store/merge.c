@@ -22,8 +22,13 @@
 /* The tables merge copies; a table of the schema missing here is refused
  * (a migration that adds one must say how it is merged). */
 static const char *const known_tables[] = {
-    "studies",       "study_families", "trials",     "samples",   "confirmations", "confirmation_samples",
-    "compile_cache", "sim_runs",       "sim_checks", "campaigns", "campaign_rows", NULL,
+    "studies",        "study_families",
+    "trials",         "samples",
+    "confirmations",  "confirmation_samples",
+    "compile_cache",  "sim_runs",
+    "sim_checks",     "campaigns",
+    "campaign_rows",  "gpu_checks",
+    "trials_running", NULL,
 };
 
 /* A study or a simulator run of an input: its identity, and how far it got
@@ -323,6 +328,8 @@ static int copy_input(fattn_store *o, fattn_merge_input *in, int i, const idents
     const colmap check_cols[] = {{"id", NULL}, {"run_id", "rm.new"}, {NULL, NULL}};
     const colmap campaign_cols[] = {{"id", "cpm.new"}, {NULL, NULL}};
     const colmap campaign_row_cols[] = {{"campaign_id", "cpm.new"}, {NULL, NULL}};
+    const colmap gpu_check_cols[] = {{"id", NULL}, {"study_id", "m.new"}, {NULL, NULL}};
+    const colmap running_cols[] = {{"study_id", "m.new"}, {NULL, NULL}};
     long long ignored;
     fattn_merge_input *r = &in[i];
     int rc = fattn_store_begin(o);
@@ -361,6 +368,10 @@ static int copy_input(fattn_store *o, fattn_merge_input *in, int i, const idents
                               "JOIN temp.campaign_map cpm ON cpm.old = t.id ORDER BY cpm.new", &r->campaigns)
                  || copy_rows(o, "INSERT", "campaign_rows", campaign_row_cols,
                               "JOIN temp.campaign_map cpm ON cpm.old = t.campaign_id ORDER BY cpm.new, t.row", &ignored)
+                 || copy_rows(o, "INSERT", "gpu_checks", gpu_check_cols,
+                              "JOIN temp.study_map m ON m.old = t.study_id ORDER BY m.new, t.id", &ignored)
+                 || copy_rows(o, "INSERT", "trials_running", running_cols,
+                              "JOIN temp.study_map m ON m.old = t.study_id ORDER BY m.new, t.seq", &ignored)
              ? FATTN_EFAIL
              : fattn_store_commit(o);
     sqlite3_free(origin);

@@ -75,6 +75,7 @@ enum fattn_read {
     FATTN_READ_CONFIRMATIONS,
     FATTN_READ_SIM, /* ?1 a simulator run */
     FATTN_READ_SIMRUNS,
+    FATTN_READ_GPUS, /* the reference's timings on each GPU, by round (search --devices) */
     FATTN_READ_CACHE,
     FATTN_READ_TRIAL,          /* ?1 a trial: everything of it, its compile log too */
     FATTN_READ_SIM_RUN,        /* ?1 a simulator run or 0: its id (the latest), NULL when none */

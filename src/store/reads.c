@@ -76,6 +76,11 @@ static const struct {
                             "(SELECT count(*) FROM sim_checks c WHERE c.run_id = r.id AND c.defect = 1) AS defects, "
                             "r.command FROM sim_runs r ORDER BY r.id",
                             "the simulator runs"},
+    [FATTN_READ_GPUS] = {"SELECT round, after_trials, device, gpu_uuid, config_key, status, round(median_us, 4) AS "
+                         "median_us, round(100 * (median_us / (SELECT min(g2.median_us) FROM gpu_checks g2 WHERE "
+                         "g2.study_id = g.study_id AND g2.round = g.round) - 1), 2) AS over_fastest_pct, created_at "
+                         "FROM gpu_checks g WHERE study_id = ?1 ORDER BY round, device",
+                         "the GPU checks"},
     [FATTN_READ_CACHE] =
         {"SELECT key, arch, ok, registers, spill_stores + spill_loads AS spill_bytes, smem_dynamic AS smem, "
          "round(compile_ms, 1) AS compile_ms, length(cubin) AS cubin_bytes, created_at, options "
@@ -120,7 +125,8 @@ static const struct {
     [FATTN_READ_STUDY] = {"SELECT id, created_at, status, command, strategy, seed, batch, heads, seqlen, head_dim, "
                           "causal, arch, device, evaluator, timing_method, search_ms, runs, (SELECT count(*) FROM "
                           "trials WHERE study_id = ?1), (SELECT count(*) FROM trials WHERE study_id = ?1 AND status "
-                          "= 'ok'), kernel_hash, family FROM studies WHERE id = ?1",
+                          "= 'ok'), kernel_hash, family, (SELECT count(DISTINCT device) FROM gpu_checks WHERE "
+                          "study_id = ?1), gpu_spread_pct FROM studies WHERE id = ?1",
                           "studies"},
     [FATTN_READ_LAST_CONFIRMATION] =
         {"SELECT id, config_key, baseline, base_desc, n, median_us, ci_lo_us, ci_hi_us, p90_us, base_median_us, "

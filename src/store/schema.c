@@ -409,6 +409,36 @@ static const char *const migrations[] = {
     "ALTER TABLE studies ADD COLUMN campaign_uuid TEXT;\n"
     "ALTER TABLE studies ADD COLUMN campaign_row INTEGER;\n"
     "CREATE INDEX studies_by_campaign ON studies (campaign_uuid, campaign_row);\n",
+    /* v15: a search over several GPUs of one model (search --devices,
+     * tune/tune.h): the GPU each trial ran on (its UUID; NULL for one not
+     * run, or run before); the reference configuration timed on every GPU
+     * in rounds (gpu_checks), and the largest spread of a round with the
+     * study (NULL: never measured); and the trials running, each removed
+     * with its trial's commit: what a search killed mid-trial had running,
+     * for --resume to propose again. */
+    "ALTER TABLE trials ADD COLUMN gpu_uuid TEXT;\n"
+    "ALTER TABLE studies ADD COLUMN gpu_spread_pct REAL;\n"
+    "CREATE TABLE gpu_checks (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  study_id INTEGER NOT NULL REFERENCES studies(id),\n"
+    "  round INTEGER NOT NULL,\n"
+    "  after_trials INTEGER NOT NULL,\n"
+    "  device INTEGER NOT NULL,\n"
+    "  gpu_uuid TEXT,\n"
+    "  config_key TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL,\n"
+    "  median_us REAL,\n"
+    "  created_at TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX gpu_checks_by_study ON gpu_checks (study_id, round);\n"
+    "CREATE TABLE trials_running (\n"
+    "  study_id INTEGER NOT NULL REFERENCES studies(id),\n"
+    "  config_key TEXT NOT NULL,\n"
+    "  seq INTEGER NOT NULL,\n"
+    "  gpu_uuid TEXT,\n"
+    "  started_at TEXT NOT NULL,\n"
+    "  PRIMARY KEY (study_id, config_key)\n"
+    ");\n",
 };
 
 int fattn_schema_latest(void)

@@ -552,14 +552,25 @@ int fattn_store_study_begin(fattn_store *s, const fattn_study_rec *r, long long 
     return fattn_store_exec(s, "RELEASE study_begin");
 }
 
-int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
+/* UPDATE studies SET <column> = ?1 WHERE id = ?2, the statement given. */
+static int study_real(fattn_store *s, const char *sql, long long id, double v)
 {
     sqlite3_stmt *st;
-    if (fattn_store_prepare(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", &st))
+    if (fattn_store_prepare(s, sql, &st))
         return FATTN_EFAIL;
-    sqlite3_bind_double(st, 1, search_ms);
+    sqlite3_bind_double(st, 1, v);
     sqlite3_bind_int64(st, 2, id);
     return fattn_store_step_done(s, st, "cannot update the study");
+}
+
+int fattn_store_study_time(fattn_store *s, long long id, double search_ms)
+{
+    return study_real(s, "UPDATE studies SET search_ms = ?1 WHERE id = ?2", id, search_ms);
+}
+
+int fattn_store_study_gpu_spread(fattn_store *s, long long study, double pct)
+{
+    return study_real(s, "UPDATE studies SET gpu_spread_pct = ?1 WHERE id = ?2", study, pct);
 }
 
 int fattn_store_study_last_run(fattn_store *s, long long id, const char *json)
@@ -712,9 +723,9 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
         "cache_hit, compile_ms, registers, spill_stores, spill_loads, stack_frame, smem_static, smem_dynamic, "
         "smem_model, occupancy, blocks_per_sm, occupancy_limiter, median_us, p10_us, p90_us, tflops, gbps, "
         "max_abs_err, norm_err, n_bad, numerics_seed, run_ms, validation_ms, benchmark_ms, "
-        "strategy_ms, rel_l2, numerics_inputs, params_json, family, " FATTN_TRIAL_PARAM_COLUMNS ") "
+        "strategy_ms, rel_l2, numerics_inputs, params_json, family, gpu_uuid, " FATTN_TRIAL_PARAM_COLUMNS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?31, ?32, ?33, ?34, "
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?31, ?32, ?33, ?34, "
         "?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)";
     sqlite3_stmt *st;
     char key[FATTN_KEY_MAX], now[32];
@@ -732,6 +743,7 @@ int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *i
     fattn_config_json(r->cfg, params, sizeof params);
     fattn_store_bind_text(st, 49, params);
     fattn_store_bind_text(st, 50, r->cfg->fam->name);
+    fattn_store_bind_text(st, 51, r->gpu_uuid);
     fattn_store_bind_text(st, 4, r->status);
     fattn_store_bind_text(st, 5, r->reason);
     fattn_store_bind_text(st, 6, r->detail);

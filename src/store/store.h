@@ -214,12 +214,40 @@ typedef struct fattn_trial_rec {
     const fattn_eval_result *eval; /* NULL when not evaluated */
     uint64_t numerics_seed;
     int has_strategy_ms;
-    double strategy_ms; /* the strategy's time since the trial before (search) */
+    double strategy_ms;   /* the strategy's time since the trial before (search) */
+    const char *gpu_uuid; /* the GPU it ran on (search --devices); NULL when not run or unknown */
 } fattn_trial_rec;
 
 /* Inserts a trial, and the raw timing samples of its evaluation (call
  * inside a transaction: the trial and its samples commit together). */
 int fattn_store_trial_add(fattn_store *s, const fattn_trial_rec *r, long long *id);
+
+/* A search over several GPUs (schema v15, gpus.c). A trial handed to a
+ * GPU is running until its trial is stored (fattn_store_running_del in
+ * that trial's transaction); a study's running trials, oldest first, are
+ * what --resume proposes again (*keys: n strings, the caller frees each
+ * and the array). */
+int fattn_store_running_add(fattn_store *s, long long study, const char *key, long long seq, const char *gpu_uuid);
+int fattn_store_running_del(fattn_store *s, long long study, const fattn_config *cfg);
+int fattn_store_running_keys(fattn_store *s, long long study, char ***keys, size_t *n);
+
+/* The reference configuration timed on one GPU, round `round` of a study. */
+typedef struct fattn_gpu_check_rec {
+    long long study_id;
+    int round;
+    long long after_trials; /* trials evaluated when it came back */
+    int device;
+    const char *gpu_uuid;
+    const char *config_key;
+    const char *status; /* fattn_eval_status_name() */
+    double median_us;   /* 0: not measured */
+} fattn_gpu_check_rec;
+
+int fattn_store_gpu_check_add(fattn_store *s, const fattn_gpu_check_rec *c);
+
+/* The largest spread of a round so far, in percent (store.c, beside the
+ * study's other updates). */
+int fattn_store_study_gpu_spread(fattn_store *s, long long study, double pct);
 
 /* Looks a key up: returns 1 and fills *e (release it) when found, 0 when
  * not, FATTN_EFAIL on error. */

@@ -19,6 +19,8 @@ static const fattn_view views[] = {
     {"confirmations", FATTN_READ_CONFIRMATIONS, FATTN_VIEW_OF_STUDY_OR_ALL, 50,
      "no confirmations yet: fattn-tune confirm makes them (on a GPU)"},
     {"sim", FATTN_READ_SIM, FATTN_VIEW_OF_RUN, 50, "sim run %lld has no verdicts yet"},
+    {"gpus", FATTN_READ_GPUS, FATTN_VIEW_OF_STUDY, 0,
+     "study %lld has no GPU checks: a search over several GPUs (--devices) makes them"},
     {"simruns", FATTN_READ_SIMRUNS, FATTN_VIEW_OF_NOTHING, 0, "no simulator runs yet: fattn-tune check makes them"},
 };
 

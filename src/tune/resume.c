@@ -147,18 +147,20 @@ int fattn_resume_load(fattn_store *s, long long id, fattn_resume *r)
     int rc;
     memset(r, 0, sizeof *r);
     r->study = id;
-    if ((rc = load_study(s, id, r)) || (rc = load_families(s, id, r)) || (rc = load_trials(s, id, r)))
+    if ((rc = load_study(s, id, r)) || (rc = load_families(s, id, r)) || (rc = load_trials(s, id, r))
+        || (rc = fattn_store_running_keys(s, id, &r->running, &r->nrunning)))
         fattn_resume_release(r);
     return rc;
 }
 
 /* With --resume, the study's arguments apply; these alone may be given. */
-static const char *const resume_options[] = {"--resume", "--budget", "--trials", "--jobs", "--db", "--device",
-                                             "--quiet",  "-q",       "--help",   "-h",     NULL};
+static const char *const resume_options[] = {"--resume",  "--budget", "--trials", "--jobs", "--db", "--device",
+                                             "--devices", "--quiet",  "-q",       "--help", "-h",   NULL};
 
 static int takes_value(const char *name, size_t len)
 {
-    static const char *const valued[] = {"--resume", "--budget", "--trials", "--jobs", "--db", "--device", NULL};
+    static const char *const valued[] = {"--resume", "--budget", "--trials",  "--jobs",
+                                         "--db",     "--device", "--devices", NULL};
     for (int k = 0; valued[k]; ++k)
         if (strlen(valued[k]) == len && !strncmp(name, valued[k], len))
             return 1;
@@ -176,7 +178,7 @@ int fattn_resume_args_check(int argc, char **argv)
         if (!ok)
             return fattn_error(FATTN_EUSAGE,
                                "search --resume: '%s' comes from the study; with --resume only --budget, --trials, "
-                               "--jobs, --device, --db and -q may be given",
+                               "--jobs, --device, --devices, --db and -q may be given",
                                a);
         if (takes_value(a, len) && !a[len])
             ++i;
@@ -226,5 +228,8 @@ void fattn_resume_release(fattn_resume *r)
     free(r->args);
     free(r->prior);
     free(r->keys);
+    for (size_t i = 0; i < r->nrunning; ++i)
+        free(r->running[i]);
+    free(r->running);
     memset(r, 0, sizeof *r);
 }

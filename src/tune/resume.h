@@ -31,6 +31,8 @@ typedef struct fattn_resume {
     fattn_tune_prior *prior; /* every trial, in seq order */
     size_t nprior;
     const char **keys; /* the trials' keys, sorted */
+    char **running;    /* the trials it had running when it stopped (keys, oldest first) */
+    size_t nrunning;
 } fattn_resume;
 
 /* Loads study `id`; a study that is not a resumable search is a usage error
@@ -45,8 +47,9 @@ void fattn_resume_release(fattn_resume *r);
 char *fattn_search_args_json(int argc, char **argv);
 
 /* With --resume the study's arguments apply: beside it only --budget,
- * --trials, --jobs, --device (another GPU of the study's model), --db and
- * -q may be given (a usage error naming the first other). */
+ * --trials, --jobs, --device or --devices (other GPUs of the study's
+ * model), --db and -q may be given (a usage error naming the first
+ * other). */
 int fattn_resume_args_check(int argc, char **argv);
 
 /* argv[0], the study's arguments, then argv[1..argc) (the later wins when

@@ -163,13 +163,17 @@ static int replay_targets(const fattn_search_opts *o, fattn_target *t, fattn_sea
  * family of the study, unless the filter left its family out and the user
  * `named` none), or the one GPU evaluator for all. */
 static int open_evaluators(const fattn_search_opts *o, fattn_search_report *r, const fattn_family **land_fam, int named,
-                           const fattn_measure *m, const char *include, fattn_evaluator **ev)
+                           const fattn_measure *m, const char *include, fattn_evaluator **ev, fattn_evaluator **dev_ev)
 {
     const fattn_targets *ts = &r->ts;
     int rc;
     if (!o->nreplay) {
-        if ((rc = fattn_open_gpu_evaluator(&ts->t[0], m, o->kernel_dir, include, &ev[0])))
+        if ((rc = o->ndevices > 1
+                      ? fattn_open_gpu_evaluators(&ts->t[0], m, o->kernel_dir, include, o->devices, o->ndevices, dev_ev)
+                      : fattn_open_gpu_evaluator(&ts->t[0], m, o->kernel_dir, include, &ev[0])))
             return rc;
+        if (o->ndevices > 1)
+            ev[0] = dev_ev[0];
         for (int k = 1; k < ts->n; ++k)
             ev[k] = ev[0];
         return FATTN_OK;
@@ -249,7 +253,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
 {
     const fattn_resume *res = o->resume;
     fattn_kernel_src src[FATTN_MAX_FAMILIES] = {0};
-    fattn_evaluator *ev[FATTN_MAX_FAMILIES] = {0};
+    fattn_evaluator *ev[FATTN_MAX_FAMILIES] = {0}, *dev_ev[FATTN_TUNE_MAX_DEVICES] = {0};
     const fattn_family *land_fam[FATTN_MAX_FAMILIES] = {0};
     fattn_gpu gpu = {0};
     fattn_measure m = o->measure;
@@ -258,6 +262,21 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
 
     memset(r, 0, sizeof *r);
     r->stop = FATTN_TUNE_INTERRUPTED;
+    r->ndev = o->ndevices > 1 ? o->ndevices : 1;
+    for (int d = 0; d < o->ndevices; ++d) {
+        size_t used = strlen(r->devices);
+        snprintf(r->devices + used, sizeof r->devices - used, "%s%d", d ? "," : "", o->devices[d]);
+    }
+    if (o->ndevices > FATTN_TUNE_MAX_DEVICES)
+        return fattn_error(FATTN_EUSAGE, "--devices %s: at most %d GPUs in one search", r->devices,
+                           FATTN_TUNE_MAX_DEVICES);
+    if (o->ndevices > 1 && o->nreplay)
+        return fattn_error(FATTN_EUSAGE,
+                           "--devices %s: a replayed landscape (--evaluator replay:FILE) runs on no GPU; expected "
+                           "--devices with the GPU evaluator",
+                           r->devices);
+    if (o->ndevices >= 1)
+        t->device = o->devices[0]; /* the arch from the first */
     /* The GPU first: without one (and no landscape to replay) nothing else matters. */
     if (!o->nreplay
         && (rc = fattn_gpu_arch(t, &gpu, "search",
@@ -306,7 +325,7 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
     }
 
     /* The evaluators: a worker initialized on the GPU, or the landscapes. */
-    if ((rc = open_evaluators(o, r, land_fam, t->family_text || t->nspace_paths, &m, include, ev)))
+    if ((rc = open_evaluators(o, r, land_fam, t->family_text || t->nspace_paths, &m, include, ev, dev_ev)))
         goto out;
     snprintf(r->device, sizeof r->device, "%s", ev[0]->device);
     snprintf(r->method, sizeof r->method, "%s", ev[0]->method);
@@ -415,6 +434,10 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
             .prior = res ? res->prior : NULL,
             .nprior = res ? res->nprior : 0,
             .ahead = 2 * o->jobs,
+            .ndev = r->ndev,
+            .dev_ev = dev_ev,
+            .rerun = res ? (const char *const *)res->running : NULL,
+            .nrerun = res ? res->nrunning : 0,
             .modelled_costs = o->nreplay > 0,
             .interrupted = interrupted,
             .progress = o->progress,
@@ -440,10 +463,12 @@ int fattn_search_run(const fattn_search_opts *o, fattn_target *t, fattn_store **
         rc = FATTN_EFAIL;
 out:
     for (int k = FATTN_MAX_FAMILIES - 1; k >= 0; --k) { /* the GPU's, ev[0], serves every family: closed last */
-        if (k == 0 || ev[k] != ev[0])
+        if ((k == 0 && ev[0] != dev_ev[0]) || (k && ev[k] != ev[0]))
             fattn_evaluator_close(&ev[k]);
         fattn_kernel_src_release(&src[k]);
     }
+    for (int d = 0; d < FATTN_TUNE_MAX_DEVICES; ++d)
+        fattn_evaluator_close(&dev_ev[d]);
     free(include);
     return rc;
 }

@@ -26,6 +26,10 @@ typedef struct fattn_search_opts {
     const char *replay[FATTN_MAX_FAMILIES]; /* landscape files to replay, one per family; none: the GPU */
     int nreplay;
     fattn_measure measure;
+    /* The GPUs (search --devices): n > 1 runs trials on each side by side
+     * (tune.h), the target's device ignored; 0: the target's GPU alone. */
+    const int *devices;
+    int ndevices;
     const char *kernel_dir;
     const char *db_path;       /* opened for writing unless *store is open (resume) */
     const char *argv_text;     /* the command line, for the study */
@@ -52,6 +56,8 @@ typedef struct fattn_search_report {
     fattn_tune_progress p;
     int stop; /* enum fattn_tune_stop */
     char device[256], method[512];
+    int ndev;          /* the GPUs the study ran on (1: one) */
+    char devices[128]; /* their ordinals, "0,1,3" */
     double ended_ms;   /* fattn_now_ms() when the study ended (before the worker is stopped) */
     double startup_ms; /* this run, from the command's start to the loop's */
     double run_ms;     /* this run, from the command's start to the study's end */

@@ -53,6 +53,10 @@ typedef struct fattn_tune_progress {
      * not waited for). */
     double wait_ms, eval_ms, strategy_ms, store_ms;
     int abandoned;
+    /* Several GPUs: the reference rounds completed, and the largest
+     * spread of one round, (slowest - fastest) / fastest, in percent. */
+    int ref_rounds;
+    double spread_pct;
 } fattn_tune_progress;
 
 enum fattn_tune_stop {
@@ -80,11 +84,18 @@ typedef struct fattn_tune_family {
     const fattn_space *space;
     const fattn_space_verdicts *sv; /* static gates: candidates are sv->survivors */
     const fattn_compile_ctx *cc;    /* compile settings (the family's kernel); cc->cache is the compile cache */
-    fattn_evaluator *ev;
+    fattn_evaluator *ev;            /* with one GPU (ndev 1) */
 } fattn_tune_family;
 
-/* The most families one study searches. */
+/* The most families one study searches, and the most GPUs. */
 #define FATTN_TUNE_MAX_FAMILIES FATTN_MAX_FAMILIES
+#define FATTN_TUNE_MAX_DEVICES  FATTN_STRATEGY_BATCH_MAX
+
+/* With several GPUs, the reference configuration (the first measured) is
+ * timed on each of them every FATTN_TUNE_REF_EVERY trials by default; GPUs
+ * further apart than FATTN_TUNE_SPREAD_PCT are flagged. */
+#define FATTN_TUNE_REF_EVERY  50
+#define FATTN_TUNE_SPREAD_PCT 2.0
 
 typedef struct fattn_tune_ctx {
     const fattn_tune_family *fams; /* the first family's strategy is seeded with `seed` itself */
@@ -101,6 +112,22 @@ typedef struct fattn_tune_ctx {
     const fattn_tune_prior *prior; /* trials the study holds already (resume) */
     size_t nprior;
     int ahead; /* compiles kept in flight */
+    /* Several GPUs (search --devices): ndev > 1 evaluators, dev_ev[d] the
+     * GPU evaluator of GPU d, which runs every family's kernels; each
+     * trial runs on one of them alone, side by side with the others, and
+     * is recorded as it ends. The strategies propose up to ndev ahead of
+     * their outcomes (fattn_strategy_ops.batch), and the reference
+     * configuration is timed on every GPU after the first measured trial
+     * and every ref_every trials (0: FATTN_TUNE_REF_EVERY; the study's
+     * gpu_checks). ndev 0 or 1: each family's own evaluator (fams[k].ev),
+     * one trial at a time. */
+    int ndev;
+    fattn_evaluator *const *dev_ev;
+    int ref_every;
+    /* Trials a resumed study had running when it stopped (their keys):
+     * proposed again first, before the strategy proposes. */
+    const char *const *rerun;
+    size_t nrerun;
     /* The scheduler charges each outcome FATTN_TUNE_MODEL_* rather than its
      * compile and evaluation times (a replayed study: its schedule then
      * depends on the seed alone, not on the compile cache or the clock). */

@@ -33,11 +33,12 @@ FATTN_WORKER_HOOK=fake "$tool" -q confirm --db a.db --n 5 --against previous >/d
 # b.db: a compile study and a simulator run.
 "$fixture" compiled b.db >/dev/null
 "$tool" -q check --config bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1 --shape 1,2,130,64 --db b.db >/dev/null
-# old.db: a study as fattn-tune of schema version 12 left it (versions 13 and 14 only added these).
+# old.db: a study as fattn-tune of schema version 12 left it (versions 13 to 15 only added these).
 "$fixture" timed old.db >/dev/null
 "$fixture" sql old.db "INSERT INTO confirmations (study_id, created_at, config_key, baseline, n, trial_id)
     VALUES (1, '2026-01-01T00:00:00Z', 'bm64-bn64-bk32-w4-s2-u1-cp1-sw1-h1', 'cudnn', 5, 1)" # shifts a.db's ids
-"$fixture" sql old.db "DROP TABLE campaign_rows; DROP TABLE campaigns; DROP INDEX studies_by_campaign;
+"$fixture" sql old.db "DROP TABLE gpu_checks; DROP TABLE trials_running; ALTER TABLE trials DROP COLUMN gpu_uuid;
+    ALTER TABLE studies DROP COLUMN gpu_spread_pct; DROP TABLE campaign_rows; DROP TABLE campaigns; DROP INDEX studies_by_campaign;
     ALTER TABLE studies DROP COLUMN campaign_uuid; ALTER TABLE studies DROP COLUMN campaign_row;
     DROP TRIGGER studies_uuid; DROP TRIGGER sim_runs_uuid; DROP INDEX studies_by_uuid;
     DROP INDEX sim_runs_by_uuid; ALTER TABLE studies DROP COLUMN uuid; ALTER TABLE studies DROP COLUMN origin_db;

@@ -161,6 +161,13 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
     return CUDA_SUCCESS;
 }
 
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice d)
+{
+    for (int i = 0; i < 16; ++i)
+        uuid->bytes[i] = (char)(0x10 * (d + 1) + i);
+    return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d)
 {
     (void)d;
