@@ -73,7 +73,7 @@ static const double TPE_STEP = 0.01, TPE_PATIENCE = 10, TPE_RAMP = 20, TPE_EXPLO
 
 typedef struct tpe {
     fattn_strategy base;
-    size_t liars; /* outstanding proposals among the bad (split()) */
+    size_t liars; /* outstanding proposals among the bad at TPE_LIAR (split(); with k > 1 GPUs) */
     int batch;    /* proposals outstanding at most */
     fattn_book book;
     fattn_lhs design;
@@ -199,7 +199,7 @@ static size_t split(tpe *t, size_t *ngood, size_t *nbad)
     for (size_t k = 0; k < b->ndone; ++k)
         if (!t->good[b->done[k]])
             t->bad[(*nbad)++] = b->done[k];
-    t->liars = b->npending;
+    t->liars = t->batch > 1 ? b->npending : 0; /* one GPU: the pending one (hint()'s) weighs as before */
     *nbad = add_pending(b, t->bad, *nbad);
     return nok;
 }
@@ -323,7 +323,7 @@ static long explore_pick(tpe *t)
         long i = fattn_book_random(b, &t->rng);
         if (i < 0)
             return -1;
-        double dens = mixture_at(&k, b, t->bad, n, b->npending, (size_t)i);
+        double dens = mixture_at(&k, b, t->bad, n, t->batch > 1 ? b->npending : 0, (size_t)i);
         if (dens < best_d)
             best_d = dens, best = i;
     }
