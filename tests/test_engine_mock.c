@@ -91,6 +91,8 @@ static void verdicts(void)
     if (!e)
         return;
     CHECK_CONTAINS(e->device, "Mock H100");
+    /* The GPU's UUID as nvidia-smi writes it, from the mock's bytes 0x10..0x1f. */
+    CHECK_STR(e->uuid, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f");
     /* Healthy: 10 us a launch, 20 launches in a graph per sample. */
     eval(e, "healthy", 16384, &r);
     CHECK_INT(r.status, FATTN_EVAL_OK);

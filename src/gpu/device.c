@@ -8,6 +8,7 @@
 
 #include "gpu/driver.h"
 #include "util/err.h"
+#include "util/sha256.h"
 
 int fattn_gpu_probe(int ordinal, fattn_gpu_info *out, char *why, size_t why_size)
 {
@@ -57,9 +58,9 @@ int fattn_gpu_probe(int ordinal, fattn_gpu_info *out, char *why, size_t why_size
         snprintf(why, why_size, "device %d: UUID query failed: %s", ordinal, fattn_cu_error_name(&cu, r));
         return FATTN_EFAIL;
     }
-    const unsigned char *b = (const unsigned char *)u.bytes;
-    snprintf(out->uuid, sizeof out->uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    char text[37];
+    fattn_uuid_text((const unsigned char *)u.bytes, text);
+    snprintf(out->uuid, sizeof out->uuid, "GPU-%s", text); /* as nvidia-smi writes it */
     out->ordinal = ordinal;
     /* The library stays loaded: unloading an initialized driver is unsafe. */
     return FATTN_OK;

@@ -97,33 +97,41 @@ void fattn_hex(const unsigned char *bytes, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-void fattn_sha256_hex(const void *data, size_t n, char out[65])
+/* The digest of one buffer. */
+static void digest(const void *data, size_t n, unsigned char d[32])
 {
     fattn_sha256 c;
-    unsigned char d[32];
     fattn_sha256_init(&c);
     fattn_sha256_update(&c, data, n);
     fattn_sha256_final(&c, d);
+}
+
+void fattn_sha256_hex(const void *data, size_t n, char out[65])
+{
+    unsigned char d[32];
+    digest(data, n, d);
     fattn_hex(d, 32, out);
 }
 
-/* 16 bytes as a UUID of `version` (the variant bits set), 8-4-4-4-12. */
-static void uuid_format(unsigned char b[16], int version, char out[37])
+void fattn_uuid_text(const unsigned char b[16], char out[37])
 {
     char hex[33];
-    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     fattn_hex(b, 16, hex);
     snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
 }
 
+/* 16 bytes as a UUID of `version` (the variant bits set). */
+static void uuid_format(unsigned char b[16], int version, char out[37])
+{
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    fattn_uuid_text(b, out);
+}
+
 void fattn_uuid_of(const void *text, size_t n, char out[37])
 {
-    fattn_sha256 c;
     unsigned char d[32];
-    fattn_sha256_init(&c);
-    fattn_sha256_update(&c, text, n);
-    fattn_sha256_final(&c, d);
+    digest(text, n, d);
     uuid_format(d, 8, out);
 }
 

@@ -21,6 +21,9 @@ void fattn_sha256_final(fattn_sha256 *c, unsigned char out[32]);
 /* Hex digest (64 characters + NUL) of one buffer. */
 void fattn_sha256_hex(const void *data, size_t n, char out[65]);
 void fattn_hex(const unsigned char *bytes, size_t n, char *out);
+/* 16 bytes in a UUID's text layout, 8-4-4-4-12 lower-case hex digits (36
+ * characters + NUL), as they are (a driver's GPU UUID). */
+void fattn_uuid_text(const unsigned char b[16], char out[37]);
 /* The name-based UUID of a text (RFC 9562's version 8, from the first 16
  * bytes of its SHA-256), lower case: 36 characters + NUL. */
 void fattn_uuid_of(const void *text, size_t n, char out[37]);
