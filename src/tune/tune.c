@@ -396,12 +396,17 @@ static void ref_round(const fattn_tune_ctx *ctx, gpus *g, const fattn_tune_progr
     g->next_at = p->evaluated + (size_t)(ctx->ref_every > 0 ? ctx->ref_every : FATTN_TUNE_REF_EVERY);
 }
 
-/* After measured trial `it` of family f: the first becomes the reference,
- * and a round is due every ref_every trials (one at a time). */
-static void ref_after(const fattn_tune_ctx *ctx, gpus *g, const fattn_compile_item *it, int f, int ok,
+/* What a trial's end may begin (take_back()): no reference round, the
+ * first only (the search ending), or every round due. */
+enum { REF_NONE, REF_FIRST, REF_ALL };
+
+/* After trial `it` of family f (ok: measured): the first measured becomes
+ * the reference, and a round is due every ref_every trials (one at a
+ * time), as `refs` allows. */
+static void ref_after(const fattn_tune_ctx *ctx, gpus *g, const fattn_compile_item *it, int f, int ok, int refs,
                       const fattn_tune_progress *p)
 {
-    if (g->n < 2)
+    if (g->n < 2 || refs == REF_NONE)
         return;
     if (!g->have_ref && ok) {
         g->have_ref = 1;
@@ -413,7 +418,7 @@ static void ref_after(const fattn_tune_ctx *ctx, gpus *g, const fattn_compile_it
         g->ref_smem = it->entry.res.smem_dynamic;
         g->ref_threads = it->entry.res.threads;
         ref_round(ctx, g, p);
-    } else if (g->have_ref && g->got == g->n && p->evaluated >= g->next_at)
+    } else if (refs == REF_ALL && g->have_ref && g->got == g->n && p->evaluated >= g->next_at)
         ref_round(ctx, g, p);
 }
 
@@ -433,6 +438,14 @@ static void ref_start(const fattn_tune_ctx *ctx, gpus *g, int d)
                                   fattn_numerics_seed(ctx->seed, -1000 - g->round)};
     g->due[d] = 0;
     fattn_devices_start(g->d, d);
+}
+
+/* Each idle GPU that owes the reference its timing starts it. */
+static void ref_owed(const fattn_tune_ctx *ctx, gpus *g)
+{
+    for (int d = 0; g->have_ref && d < g->n; ++d)
+        if (g->due[d] && fattn_devices_is_idle(g->d, d))
+            ref_start(ctx, g, d);
 }
 
 /* A reference timing back: stored; a round complete gives the GPUs'
@@ -473,6 +486,33 @@ static int ref_back(const fattn_tune_ctx *ctx, gpus *g, const fattn_devjob *j, f
         fattn_warn("the GPUs differ by %.1f%% on the reference configuration %s (round %d: %.3f to %.3f us); the "
                    "study's times come from GPUs that far apart",
                    spread, j->key, g->round, lo, hi);
+    return rc;
+}
+
+/* What GPU j brought back, taken: the reference's timing, or its trial
+ * recorded (no longer pending, its item released; a reference round begun
+ * as `refs` allows); the GPU is idle again. Returns the record's rc, or
+ * j->rc when the evaluator failed. */
+static int take_back(const fattn_tune_ctx *ctx, cand_set *cs, const fattn_compile_ctx *ccs, fattn_compile_item *items,
+                     const double *proposed_at, gpus *g, fattn_devjob *j, int refs, clocks *ck, double *strategy_ms,
+                     int *pending, fattn_tune_progress *p)
+{
+    int rc;
+    if (j->reference)
+        rc = ref_back(ctx, g, j, p);
+    else {
+        const int f = family_of(cs, j->idx);
+        fattn_compile_item *it = &items[j->idx];
+        rc = record_run(ctx, cs, &ccs[f], items, j, strategy_ms, p);
+        --g->trials;
+        if (!j->rc) {
+            --*pending;
+            ref_after(ctx, g, it, f, !rc && j->e.status == FATTN_EVAL_OK, refs, p);
+            recorded(ctx, it, proposed_at[j->idx], j->e.wall_ms, ck, p);
+            fattn_compile_item_release(it);
+        }
+    }
+    fattn_devices_done(g->d, j);
     return rc;
 }
 
@@ -647,10 +687,7 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
         }
         if (!pending)
             break;
-        /* A GPU that owes the reference its timing times it first. */
-        for (int d = 0; gp.have_ref && d < ndev; ++d)
-            if (gp.due[d] && fattn_devices_is_idle(gp.d, d))
-                ref_start(ctx, &gp, d);
+        ref_owed(ctx, &gp); /* a GPU that owes the reference its timing times it first */
         /* The oldest proposal, compiled: recorded when it will not run, or
          * handed to an idle GPU. */
         int started = 0;
@@ -714,19 +751,9 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
                 until += head_compiling ? GPU_POLL_MS : COMPILE_WAIT_SLICE_MS;
             fattn_devjob *j = fattn_devices_next_until(gp.d, until);
             if (j) {
-                rc = j->reference ? ref_back(ctx, &gp, j, p)
-                                  : record_run(ctx, &cs, &ccs[family_of(&cs, j->idx)], items, j, &strategy_ms, p);
-                gp.trials -= !j->reference;
-                if (!j->reference && !j->rc) {
-                    fattn_compile_item *it = &items[j->idx];
-                    --pending;
-                    ref_after(ctx, &gp, it, family_of(&cs, j->idx), !rc && j->e.status == FATTN_EVAL_OK, p);
-                    recorded(ctx, it, proposed_at[j->idx], j->e.wall_ms, &ck, p);
-                    fattn_compile_item_release(it);
-                    moved = 1;
-                }
-                fattn_devices_done(gp.d, j);
-                if (rc)
+                moved |= !j->reference && !j->rc;
+                if ((rc =
+                         take_back(ctx, &cs, ccs, items, proposed_at, &gp, j, REF_ALL, &ck, &strategy_ms, &pending, p)))
                     goto out;
                 continue;
             }
@@ -761,24 +788,16 @@ int fattn_tune_run(const fattn_tune_ctx *ctx, fattn_tune_progress *p, int *stop)
      * the budget. */
     const int complete = *stop == FATTN_TUNE_EXHAUSTED || *stop == FATTN_TUNE_TRIALS;
     while (!rc) {
-        for (int d = 0; complete && gp.have_ref && d < ndev; ++d)
-            if (gp.due[d] && fattn_devices_is_idle(gp.d, d))
-                ref_start(ctx, &gp, d);
+        if (complete)
+            ref_owed(ctx, &gp);
         if (!fattn_devices_busy(gp.d))
             break;
         fattn_devjob *j = fattn_devices_next_until(gp.d, fattn_now_ms() + COMPILE_WAIT_SLICE_MS);
-        if (!j)
-            continue;
-        rc = j->reference ? ref_back(ctx, &gp, j, p)
-                          : record_run(ctx, &cs, &ccs[family_of(&cs, j->idx)], items, j, &strategy_ms, p);
-        if (!j->reference && !j->rc) {
-            --pending;
-            if (complete && !gp.have_ref) /* the first measured: the GPUs compared once at least */
-                ref_after(ctx, &gp, &items[j->idx], family_of(&cs, j->idx), !rc && j->e.status == FATTN_EVAL_OK, p);
-            recorded(ctx, &items[j->idx], proposed_at[j->idx], j->e.wall_ms, &ck, p);
-            fattn_compile_item_release(&items[j->idx]);
-        }
-        fattn_devices_done(gp.d, j);
+        /* The first measured among them begins the reference (the GPUs
+         * compared once at least), no later round. */
+        if (j)
+            rc = take_back(ctx, &cs, ccs, items, proposed_at, &gp, j, complete ? REF_FIRST : REF_NONE, &ck,
+                           &strategy_ms, &pending, p);
     }
 out:;
     fattn_devices_close(&gp.d); /* after the evaluations running */
